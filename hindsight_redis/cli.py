@@ -1,0 +1,250 @@
+"""``hindsight-redis``: the operators' command line. A thin adapter over the store."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import logging
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any
+
+from hindsight_redis.errors import HindsightError
+from hindsight_redis.settings import Settings
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+def _print_json(value: Any) -> None:
+    def default(obj: Any) -> Any:
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return dataclasses.asdict(obj)
+        return str(obj)
+
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=default))
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    for name in ("redis_url", "namespace", "profile", "server_dir", "server_port", "embedder"):
+        value = getattr(args, name, None)
+        if value is not None:
+            overrides[name] = value
+    return Settings(**overrides)
+
+
+async def _with_client(
+    settings: Settings, action: Callable[[Any], Coroutine[Any, Any, Any]]
+) -> Any:
+    from hindsight_redis.store import AsyncMemoryClient
+
+    async with AsyncMemoryClient(settings) as client:
+        return await action(client)
+
+
+# -- server ---------------------------------------------------------------------
+
+
+def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
+    from hindsight_redis.connection import embedded_server
+
+    server = embedded_server(settings)
+    if args.action == "start":
+        state = server.start()
+        print(f"embedded redis running at {state.url} (profile {state.profile}, pid {state.pid})")
+        print(f"data dir: {server.data_dir}")
+    elif args.action == "stop":
+        stopped = server.stop()
+        print("stopped" if stopped else "not running")
+    else:
+        state = server.state()
+        if state is None:
+            print(f"not running (data dir {server.data_dir})")
+            return 3
+        print(f"running at {state.url} (profile {state.profile}, pid {state.pid})")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    from hindsight_redis.doctor import diagnose
+
+    report = asyncio.run(diagnose(settings))
+    for name, value in report.facts.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        print(f"{name:>15}: {value}")
+    if report.ok:
+        print("\nall checks passed")
+        return 0
+    print("\nproblems:")
+    for problem in report.problems:
+        print(f"  - {problem}")
+    return 1
+
+
+# -- workers --------------------------------------------------------------------
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    from hindsight_redis.pipeline.worker import Worker
+
+    report = Worker(settings).run(burst=args.burst, install_signal_handlers=True)
+    _print_json(report)
+    return 0
+
+
+def cmd_dlq(args: argparse.Namespace, settings: Settings) -> int:
+    if args.action == "list":
+        letters = asyncio.run(_with_client(settings, lambda c: c.dead_letters(args.count)))
+        _print_json(letters)
+    else:
+        ids = args.ids or None
+        replayed = asyncio.run(_with_client(settings, lambda c: c.replay_dead_letters(ids)))
+        print(f"replayed {len(replayed)} dead letter(s)")
+    return 0
+
+
+# -- memories -------------------------------------------------------------------
+
+
+def cmd_write(args: argparse.Namespace, settings: Settings) -> int:
+    fields: dict[str, Any] = {
+        "agent_id": args.agent_id,
+        "session_id": args.session_id,
+        "task_type": args.task_type,
+        "source": args.source,
+        "tags": args.tag or None,
+        "protected": args.protected,
+        "idempotency_key": args.idempotency_key,
+        "wait": args.wait,
+    }
+    fields = {k: v for k, v in fields.items() if v is not None}
+    receipt = asyncio.run(_with_client(settings, lambda c: c.write(args.content, **fields)))
+    _print_json(receipt)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    filters = {
+        "agent_id": args.agent_id,
+        "session_id": args.session_id,
+        "task_type": args.task_type,
+        "tags": args.tag or None,
+        "include_archived": args.include_archived,
+    }
+    hits = asyncio.run(
+        _with_client(
+            settings, lambda c: c.search(args.query, top_k=args.top_k, mode=args.mode, **filters)
+        )
+    )
+    _print_json(hits)
+    return 0
+
+
+def _by_id(method: str) -> Handler:
+    def handler(args: argparse.Namespace, settings: Settings) -> int:
+        result = asyncio.run(_with_client(settings, lambda c: getattr(c, method)(args.id)))
+        if result is None:
+            print(f"no memory {args.id!r}", file=sys.stderr)
+            return 1
+        _print_json(result)
+        return 0
+
+    return handler
+
+
+def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    _print_json(asyncio.run(_with_client(settings, lambda c: c.stats())))
+    return 0
+
+
+# -- parser ---------------------------------------------------------------------
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--redis-url", dest="redis_url", help="Redis URL (default: embedded server)"
+    )
+    parser.add_argument("--namespace", help="memory pool")
+    parser.add_argument(
+        "--profile",
+        choices=["ephemeral", "snapshot", "balanced", "durable"],
+        help="persistence profile",
+    )
+    parser.add_argument(
+        "--server-dir", dest="server_dir", type=Path, help="embedded server data dir"
+    )
+    parser.add_argument(
+        "--port", dest="server_port", type=int, help="embedded server port (0: free)"
+    )
+    parser.add_argument("--embedder", help='"local", "hash" or "litellm:<model>"')
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="hindsight-redis", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text)
+        _common(p)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = add("server", cmd_server, "start, stop or inspect the embedded Redis")
+    p.add_argument("action", choices=["start", "stop", "status"])
+    add("doctor", cmd_doctor, "check server version, modules, persistence and index")
+    p = add("worker", cmd_worker, "run a worker until SIGTERM (or --burst: drain and exit)")
+    p.add_argument("--burst", action="store_true")
+    p = add("write", cmd_write, "write one memory")
+    p.add_argument("content")
+    for flag in ("agent-id", "session-id", "task-type", "source", "idempotency-key"):
+        p.add_argument(f"--{flag}")
+    p.add_argument("--tag", action="append")
+    p.add_argument("--protected", action="store_true", default=None)
+    p.add_argument("--wait", action="store_true", default=None, help="return once searchable")
+    p = add("search", cmd_search, "search memories")
+    p.add_argument("query")
+    p.add_argument("--top-k", type=int, default=5)
+    p.add_argument("--mode", choices=["hybrid", "vector", "keyword"], default="hybrid")
+    for flag in ("agent-id", "session-id", "task-type"):
+        p.add_argument(f"--{flag}")
+    p.add_argument("--tag", action="append")
+    p.add_argument("--include-archived", action="store_true")
+    for name, text in (
+        ("get", "show one memory"),
+        ("forget", "archive a memory"),
+        ("restore", "restore an archived memory"),
+        ("protect", "protect a memory from sweeps"),
+    ):
+        add(name, _by_id(name), text).add_argument("id")
+    add("stats", cmd_stats, "counters, backlog, pending, dead letters")
+    p = add("dlq", cmd_dlq, "list or replay dead letters")
+    p.add_argument("action", choices=["list", "replay"])
+    p.add_argument("ids", nargs="*", help="dead-letter ids to replay (default: all)")
+    p.add_argument("--count", type=int, default=100)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``hindsight-redis``."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    try:
+        settings = _settings(args)
+        code: int = args.handler(args, settings)
+        return code
+    except HindsightError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:  # settings validation
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Health checks of a Redis deployment against the settings, for ``hindsight-redis doctor``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from hindsight_redis.connection import embedded_server
+from hindsight_redis.errors import HindsightError
+from hindsight_redis.keys import Keys
+from hindsight_redis.server.profiles import get_profile, profile_mismatches
+from hindsight_redis.settings import Settings
+
+
+@dataclass(slots=True)
+class DoctorReport:
+    """Facts found and problems (each with how to fix it)."""
+
+    facts: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+async def diagnose(settings: Settings) -> DoctorReport:
+    """Check the server version, modules, persistence profile and index health."""
+    report = DoctorReport()
+    profile = get_profile(settings.profile)
+    report.facts["profile"] = f"{profile.name} ({profile.description})"
+    if settings.redis_url is None:
+        state = embedded_server(settings).state()
+        if state is None:
+            report.facts["server"] = f"embedded, not running (data dir {settings.server_dir})"
+            report.problems.append(
+                "the embedded server is not running: run `hindsight-redis server start`"
+            )
+            return report
+        url = state.url
+        report.facts["server"] = f"embedded, {url}, pid {state.pid}, data in {settings.server_dir}"
+    else:
+        url = settings.redis_url
+        report.facts["server"] = "external (HINDSIGHT_REDIS_URL)"
+    client = aioredis.Redis.from_url(url, socket_timeout=5)
+    try:
+        await _check_server(client, settings, report)
+    except RedisError as e:
+        report.problems.append(f"cannot talk to Redis: {e}")
+    finally:
+        await client.aclose()
+    return report
+
+
+async def _check_server(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
+    info = await client.info("server")
+    version = str(info.get("redis_version", "?"))
+    report.facts["redis_version"] = version
+    modules = {_text(m[b"name"]): int(m[b"ver"]) for m in await client.module_list()}
+    report.facts["modules"] = (
+        ", ".join(f"{name} {ver}" for name, ver in sorted(modules.items())) or "none"
+    )
+    has_search = "search" in modules or "searchlight" in modules
+    if not has_search:
+        try:
+            await client.execute_command("FT._LIST")
+            has_search = True  # Redis 8 builds the query engine in
+        except RedisError:
+            pass
+    if not has_search:
+        report.problems.append(
+            "this Redis has no search module (RediSearch / Redis Query Engine), so memories "
+            "cannot be indexed or searched: use Redis 8 (query engine built in) or Redis "
+            "Stack, or unset HINDSIGHT_REDIS_URL to use the embedded server"
+        )
+    if int(version.split(".")[0]) < 7:
+        report.problems.append(
+            f"Redis {version} is too old: 7.2 or newer is needed (8 recommended)"
+        )
+    config = await client.config_get("appendonly")
+    config.update(await client.config_get("appendfsync"))
+    config.update(await client.config_get("save"))
+    actual = {_text(k): _text(v) for k, v in config.items()}
+    report.facts["persistence"] = (
+        f"appendonly={actual.get('appendonly')} appendfsync={actual.get('appendfsync')} "
+        f"save={actual.get('save')!r}"
+    )
+    for problem in profile_mismatches(get_profile(settings.profile), actual):
+        report.problems.append(
+            f"persistence: {problem} (restart the embedded server with --profile "
+            f"{settings.profile}, or CONFIG SET it on your server)"
+        )
+    if has_search:
+        await _check_index(client, settings, report)
+
+
+async def _check_index(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
+    from hindsight_redis.index import MemoryIndex
+
+    keys = Keys(settings.key_prefix, settings.namespace)
+    try:
+        health = await MemoryIndex(client, keys, settings).health()
+    except HindsightError as e:
+        report.problems.append(f"index: {e}")
+        return
+    report.facts["index"] = health
+    if health.get("exists") is False:
+        report.facts["index"] = "not created yet (a worker creates it on start)"
+    failures = int(health.get("hash_indexing_failures", 0) or 0)
+    if failures:
+        report.problems.append(
+            f"index: {failures} documents failed to index (wrong vector size?): run "
+            "`hindsight-redis reindex`"
+        )

@@ -1,0 +1,304 @@
+"""The namespace's search index: create, check, rebuild, inspect.
+
+``MemoryIndex.ensure`` creates the index of generation 1 and its alias on
+first use, and records the embedding model, dimension and generation in
+``Keys.index_meta``; later calls check the embedder against that record and
+raise ``EmbeddingMismatch`` when they differ. ``reindex`` builds generation
+N+1 beside generation N over the same hashes (new vector field
+``vec_g<N+1>``), swaps the alias with ``FT.ALIASUPDATE``, then drops the old
+index (keeping the documents) and deletes the old vector field: searches
+through the alias never stop.
+
+The index is created through redis-py with redisvl's field definitions:
+redisvl cannot express ``LANGUAGE_FIELD``, which the Chinese support needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from redis.asyncio import Redis
+from redis.commands.search.index_definition import IndexDefinition, IndexType
+from redis.exceptions import RedisError, ResponseError
+from redisvl.index import AsyncSearchIndex
+
+from hindsight_redis.errors import EmbeddingMismatch, RedisUnavailable
+from hindsight_redis.keys import Keys
+from hindsight_redis.providers.embedders import Embedder
+from hindsight_redis.schema import (
+    DEFAULT_LANGUAGE,
+    LANGUAGE_FIELD,
+    TEXT_FIELD,
+    index_schema,
+    vector_field_name,
+)
+from hindsight_redis.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+# Set all fields at once, only when no index was recorded yet (first writer wins).
+_RECORD_IF_ABSENT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexInfo:
+    """The live index of a namespace, as recorded in ``Keys.index_meta``."""
+
+    name: str
+    alias: str
+    generation: int
+    vector_field: str
+    model_id: str
+    dims: int
+
+
+def text(value: Any) -> str:
+    """A reply value as ``str`` (replies may be bytes or str)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
+def reply_map(reply: Any) -> dict[str, Any]:
+    """A RESP2 flat list or RESP3 map reply as a ``str``-keyed dict."""
+    if isinstance(reply, Mapping):
+        return {text(k): v for k, v in reply.items()}
+    if isinstance(reply, list | tuple):
+        return {text(reply[i]): reply[i + 1] for i in range(0, len(reply) - 1, 2)}
+    return {}
+
+
+def _info_from_meta(keys: Keys, meta: Mapping[str, str]) -> IndexInfo:
+    generation = int(meta["generation"])
+    return IndexInfo(
+        name=meta.get("name") or keys.index_name(generation),
+        alias=keys.index_alias,
+        generation=generation,
+        vector_field=meta.get("vector_field") or vector_field_name(generation),
+        model_id=meta["model_id"],
+        dims=int(meta["dims"]),
+    )
+
+
+def mismatch_message(recorded: IndexInfo, model_id: str, dims: int) -> str:
+    """What an ``EmbeddingMismatch`` says: recorded, given, and the fix."""
+    return (
+        f"index {recorded.alias} was built with embedding model "
+        f"{recorded.model_id!r} ({recorded.dims} dims), but the embedder given is "
+        f"{model_id!r} ({dims} dims); use the same embedder, or rebuild the index "
+        f"with: hindsight-redis reindex --embedder {model_id}"
+    )
+
+
+class MemoryIndex:
+    """Creates, checks and rebuilds the search index of one namespace."""
+
+    def __init__(self, redis: Redis, keys: Keys, settings: Settings) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._settings = settings
+
+    async def _meta(self) -> dict[str, str]:
+        raw = await self._redis.hgetall(self._keys.index_meta)
+        return {text(k): text(v) for k, v in raw.items()}
+
+    async def info(self) -> IndexInfo | None:
+        """The recorded live index, or None before the first ``ensure``."""
+        meta = await self._meta()
+        return _info_from_meta(self._keys, meta) if "generation" in meta else None
+
+    def _search_index(self, generation: int, dims: int) -> AsyncSearchIndex:
+        schema = index_schema(
+            self._keys,
+            generation=generation,
+            dims=dims,
+            hnsw_m=self._settings.hnsw_m,
+            hnsw_ef_construction=self._settings.hnsw_ef_construction,
+            hnsw_ef_runtime=self._settings.hnsw_ef_runtime,
+        )
+        return AsyncSearchIndex(schema, redis_client=self._redis)
+
+    async def _create(self, generation: int, dims: int) -> None:
+        index = self._search_index(generation, dims)
+        if await index.exists():
+            return
+        definition = IndexDefinition(
+            prefix=[self._keys.doc_prefix],
+            index_type=IndexType.HASH,
+            language_field=LANGUAGE_FIELD,
+            language=DEFAULT_LANGUAGE,
+        )
+        try:
+            await self._redis.ft(index.name).create_index(
+                fields=index.schema.redis_fields,
+                definition=definition,
+                stopwords=index.schema.index.stopwords,
+            )
+        except ResponseError as e:
+            if "already exists" not in str(e).lower():
+                raise
+        logger.info("created index %s (%d dims)", index.name, dims)
+
+    async def ensure(self, embedder: Embedder) -> IndexInfo:
+        """Create the index and alias if missing; check the embedder against them.
+
+        Raises ``EmbeddingMismatch`` when the index was built with another
+        model or dimension.
+        """
+        try:
+            meta = await self._meta()
+            if "generation" not in meta:
+                generation = 1
+                record = {
+                    "generation": "1",
+                    "name": self._keys.index_name(1),
+                    "vector_field": vector_field_name(1),
+                    "model_id": embedder.model_id,
+                    "dims": str(embedder.dims),
+                }
+                args = [x for pair in record.items() for x in pair]
+                await self._redis.eval(_RECORD_IF_ABSENT, 1, self._keys.index_meta, *args)
+                meta = await self._meta()
+            info = _info_from_meta(self._keys, meta)
+            if info.model_id != embedder.model_id or info.dims != embedder.dims:
+                raise EmbeddingMismatch(
+                    mismatch_message(info, embedder.model_id, embedder.dims)
+                )
+            generation = info.generation
+            await self._create(generation, info.dims)
+            await self._redis.execute_command(
+                "FT.ALIASUPDATE", self._keys.index_alias, info.name
+            )
+            return info
+        except RedisError as e:
+            raise RedisUnavailable(f"could not prepare the search index: {e}") from e
+
+    async def health(self) -> dict[str, Any]:
+        """Index health for ``doctor``: docs, failures, progress, model, dims."""
+        info = await self.info()
+        if info is None:
+            return {"exists": False}
+        try:
+            raw = reply_map(await self._redis.execute_command("FT.INFO", info.alias))
+        except ResponseError as e:
+            return {"exists": False, "error": str(e), "model_id": info.model_id}
+        return {
+            "exists": True,
+            "name": info.name,
+            "alias": info.alias,
+            "generation": info.generation,
+            "model_id": info.model_id,
+            "dims": info.dims,
+            "num_docs": int(float(text(raw.get("num_docs", 0)))),
+            "indexing_failures": int(float(text(raw.get("hash_indexing_failures", 0)))),
+            "percent_indexed": float(text(raw.get("percent_indexed", 1))),
+            "indexing": text(raw.get("indexing", 0)) not in ("0", ""),
+        }
+
+    async def wait_indexed(self, name: str, timeout_s: float = 300.0) -> None:
+        """Wait until the index ``name`` finished its background scan."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while True:
+            raw = reply_map(await self._redis.execute_command("FT.INFO", name))
+            if float(text(raw.get("percent_indexed", 1))) >= 1.0:
+                return
+            if loop.time() > deadline:
+                raise TimeoutError(f"index {name} still indexing after {timeout_s}s")
+            await asyncio.sleep(0.05)
+
+    async def _scan_ids(self) -> list[str]:
+        ids: list[str] = []
+        async for key in self._redis.scan_iter(
+            match=self._escape_glob(self._keys.doc_prefix) + "*", count=1000
+        ):
+            ids.append(text(key))
+        return ids
+
+    @staticmethod
+    def _escape_glob(value: str) -> str:
+        return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in value)
+
+    async def _embed_missing(
+        self, embedder: Embedder, keys: Sequence[str], field: str
+    ) -> int:
+        """Write ``field`` (the new vector) into each hash of ``keys`` lacking it."""
+        batch_size = self._settings.embedding_batch_size
+        written = 0
+        for start in range(0, len(keys), batch_size):
+            chunk = keys[start : start + batch_size]
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key in chunk:
+                    pipe.hmget(key, [TEXT_FIELD, field])
+                rows = await pipe.execute()
+            todo = [
+                (key, text(row[0]))
+                for key, row in zip(chunk, rows, strict=True)
+                if row[0] is not None and row[1] is None
+            ]
+            if not todo:
+                continue
+            vectors = await embedder.embed([content for _, content in todo])
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for (key, _), vector in zip(todo, vectors, strict=True):
+                    data = np.asarray(vector, dtype=np.float32).tobytes()
+                    pipe.hset(key, mapping={field: data, "embedding_dims": str(embedder.dims)})
+                    pipe.hset(key, "embedding_model", embedder.model_id)
+                await pipe.execute()
+            written += len(todo)
+        return written
+
+    async def reindex(self, new_embedder: Embedder) -> IndexInfo:
+        """Rebuild the index under ``new_embedder`` without stopping searches.
+
+        Writers still using the old embedder are refused by ``ensure`` once
+        the alias moved; restart them with the new embedder.
+        """
+        old = await self.info()
+        if old is None:
+            return await self.ensure(new_embedder)
+        generation = old.generation + 1
+        field = vector_field_name(generation)
+        name = self._keys.index_name(generation)
+        await self._create(generation, new_embedder.dims)
+        # Two passes: the second catches memories written during the first.
+        total = 0
+        for _ in range(2):
+            total += await self._embed_missing(new_embedder, await self._scan_ids(), field)
+        await self.wait_indexed(name)
+        await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, name)
+        await self._redis.hset(
+            self._keys.index_meta,
+            mapping={
+                "generation": str(generation),
+                "name": name,
+                "vector_field": field,
+                "model_id": new_embedder.model_id,
+                "dims": str(new_embedder.dims),
+            },
+        )
+        # Memories committed between the last pass and the swap.
+        total += await self._embed_missing(new_embedder, await self._scan_ids(), field)
+        try:
+            await self._redis.execute_command("FT.DROPINDEX", old.name)
+        except ResponseError as e:
+            logger.warning("could not drop old index %s: %s", old.name, e)
+        ids = await self._scan_ids()
+        for start in range(0, len(ids), 1000):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key in ids[start : start + 1000]:
+                    pipe.hdel(key, old.vector_field)
+                await pipe.execute()
+        logger.info("reindexed %s: generation %d, %d vectors", old.alias, generation, total)
+        info = await self.info()
+        assert info is not None
+        return info

@@ -1,0 +1,94 @@
+"""Every Redis key, stream, group and index name, from one prefix.
+
+Pure module. All keys of a namespace share the hash tag ``{namespace}`` so
+that a namespace lives on one cluster slot and scripts may touch any of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GROUP = "workers"
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """Key names for one ``(prefix, namespace)`` pair."""
+
+    prefix: str
+    namespace: str
+
+    @property
+    def base(self) -> str:
+        """Common start of every key of this namespace."""
+        return f"{self.prefix}:{{{self.namespace}}}"
+
+    @property
+    def stream(self) -> str:
+        """The write stream workers consume."""
+        return f"{self.base}:stream"
+
+    @property
+    def group(self) -> str:
+        """The consumer group of the workers."""
+        return GROUP
+
+    @property
+    def dead_letters(self) -> str:
+        """Stream of entries that failed ``max_deliveries`` times."""
+        return f"{self.base}:dlq"
+
+    @property
+    def recent_drops(self) -> str:
+        """Short capped stream of recent filter drops, for debugging."""
+        return f"{self.base}:drops"
+
+    @property
+    def stats(self) -> str:
+        """Hash of counters: accepted, processed, indexed, dropped:<reason>..."""
+        return f"{self.base}:stats"
+
+    @property
+    def errors(self) -> str:
+        """Hash of the last error per pending stream entry id."""
+        return f"{self.base}:errors"
+
+    @property
+    def doc_prefix(self) -> str:
+        """Prefix of the memory hashes the search index covers."""
+        return f"{self.base}:mem:"
+
+    def doc(self, memory_id: str) -> str:
+        """The hash holding one memory."""
+        return f"{self.doc_prefix}{memory_id}"
+
+    def outcome(self, event_id: str) -> str:
+        """What became of one write (indexed, merged, dropped); also the redelivery guard."""
+        return f"{self.base}:outcome:{event_id}"
+
+    def idempotency(self, event_id: str) -> str:
+        """Marks an idempotency key as used; holds the first receipt's stream id."""
+        return f"{self.base}:idem:{event_id}"
+
+    def notify(self, event_id: str) -> str:
+        """List a ``wait=True`` writer blocks on until its write is processed."""
+        return f"{self.base}:notify:{event_id}"
+
+    @property
+    def index_alias(self) -> str:
+        """The alias searches use; ``reindex`` points it at a new index."""
+        return f"{self.prefix}-{self.namespace}-idx"
+
+    def index_name(self, generation: int) -> str:
+        """The concrete index of one generation (bumped by ``reindex``)."""
+        return f"{self.index_alias}-g{generation}"
+
+    @property
+    def index_meta(self) -> str:
+        """Hash recording the live index: generation, embedding model, dims."""
+        return f"{self.base}:index"
+
+    @property
+    def access_log(self) -> str:
+        """Hash of pending access-count increments, flushed in batches."""
+        return f"{self.base}:access"

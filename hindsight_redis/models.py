@@ -1,0 +1,224 @@
+"""Plain data: the stream payload, records, receipts, hits and filters.
+
+Pure module: no I/O, no Redis. Validation of what agents send lives here so
+that the client, the MCP server and the CLI reject bad input the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hindsight_redis.errors import InvalidMemory
+
+EVENT_VERSION = 1
+MemoryStatus = Literal["active", "archived", "dropped", "merged"]
+SearchMode = Literal["hybrid", "vector", "keyword"]
+WRITE_FIELDS = frozenset(
+    {
+        "content",
+        "agent_id",
+        "session_id",
+        "task_type",
+        "source",
+        "tags",
+        "protected",
+        "idempotency_key",
+        "importance",
+        "wait",
+        "timeout",
+        "visibility",
+    }
+)
+_MAX_ID_CHARS = 256
+_MAX_TAG_CHARS = 128
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEvent:
+    """What a write puts on the stream (msgpack-encoded, versioned)."""
+
+    event_id: str
+    namespace: str
+    content: str
+    agent_id: str = ""
+    session_id: str = ""
+    task_type: str = ""
+    source: str = ""
+    tags: tuple[str, ...] = ()
+    protected: bool = False
+    importance: float | None = None
+    visibility: str = "shared"
+    created_at: float = 0.0
+    notify: bool = False
+    version: int = EVENT_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class WriteReceipt:
+    """Returned by ``write()``: the memory id and what happened to it so far.
+
+    ``status`` is ``accepted`` (queued) or, with ``wait=True``, the final
+    outcome: ``indexed``, ``merged`` (into ``merged_into``), ``dropped`` (with
+    ``reason``) or ``dead_letter`` (with ``reason``). An idempotent retry gets
+    the first write's id and stream id back, with ``duplicate=True``.
+    """
+
+    id: str
+    status: str = "accepted"
+    stream_id: str = ""
+    reason: str | None = None
+    merged_into: str | None = None
+    duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """A stored memory as ``get()`` returns it."""
+
+    id: str
+    namespace: str
+    content: str
+    status: MemoryStatus
+    agent_id: str = ""
+    session_id: str = ""
+    task_type: str = ""
+    source: str = ""
+    sources: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    original: str | None = None
+    write_score: float | None = None
+    score_reason: str | None = None
+    access_count: int = 0
+    created_at: float = 0.0
+    last_accessed_at: float = 0.0
+    protected: bool = False
+    visibility: str = "shared"
+    embedding_model: str = ""
+    embedding_dims: int = 0
+    reason: str | None = None
+    conflicts_with: tuple[str, ...] = ()
+    merged_into: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One search result, with the scores that ranked it."""
+
+    id: str
+    content: str
+    source: str
+    agent_id: str
+    session_id: str
+    task_type: str
+    tags: tuple[str, ...]
+    created_at: float
+    vector: float | None = None
+    keyword: float | None = None
+    fused: float = 0.0
+    status: MemoryStatus = "active"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Metadata filters of a search; ``None`` means no constraint."""
+
+    agent_id: str | None = None
+    session_id: str | None = None
+    task_type: str | None = None
+    tags: tuple[str, ...] | None = None
+    since: float | None = None
+    until: float | None = None
+    include_archived: bool = False
+
+
+def _text(name: str, value: object, limit: int = _MAX_ID_CHARS) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidMemory(f"{name} must be a string, got {type(value).__name__}")
+    if len(value) > limit:
+        raise InvalidMemory(f"{name} is {len(value)} characters, limit is {limit}")
+    return value
+
+
+def _tags(value: object, max_tags: int) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InvalidMemory("tags must be a list of strings")
+    if len(value) > max_tags:
+        raise InvalidMemory(f"{len(value)} tags given, limit is {max_tags}")
+    tags = []
+    for tag in value:
+        text = _text("tag", tag, _MAX_TAG_CHARS).strip()
+        if not text:
+            raise InvalidMemory("tags must not be empty strings")
+        tags.append(text)
+    return tuple(dict.fromkeys(tags))
+
+
+def event_id_for(namespace: str, idempotency_key: str | None) -> str:
+    """A new memory id, or a stable one derived from the idempotency key."""
+    if idempotency_key is None:
+        return uuid.uuid4().hex
+    digest = hashlib.sha256(f"{namespace}\x00{idempotency_key}".encode()).hexdigest()
+    return digest[:32]
+
+
+def build_event(
+    namespace: str,
+    fields: Mapping[str, Any],
+    *,
+    max_content_chars: int,
+    max_tags: int,
+    now: float | None = None,
+) -> MemoryEvent:
+    """Validate the keyword arguments of a write and build its stream event."""
+    unknown = set(fields) - WRITE_FIELDS
+    if unknown:
+        raise InvalidMemory(f"unknown field(s): {', '.join(sorted(unknown))}")
+    content = fields.get("content")
+    if not isinstance(content, str):
+        raise InvalidMemory("content must be a string")
+    if not content.strip():
+        raise InvalidMemory("content must not be empty")
+    if len(content) > max_content_chars:
+        raise InvalidMemory(f"content is {len(content)} characters, limit is {max_content_chars}")
+    importance = fields.get("importance")
+    if importance is not None:
+        if isinstance(importance, bool) or not isinstance(importance, int | float):
+            raise InvalidMemory("importance must be a number between 0 and 1")
+        if not 0.0 <= float(importance) <= 1.0:
+            raise InvalidMemory("importance must be between 0 and 1")
+    protected = fields.get("protected", False)
+    if not isinstance(protected, bool):
+        raise InvalidMemory("protected must be true or false")
+    key = fields.get("idempotency_key")
+    if key is not None:
+        key = _text("idempotency_key", key)
+        if not key:
+            raise InvalidMemory("idempotency_key must not be empty")
+    visibility = _text("visibility", fields.get("visibility")) or "shared"
+    if visibility not in ("shared", "private"):
+        raise InvalidMemory('visibility must be "shared" or "private"')
+    return MemoryEvent(
+        event_id=event_id_for(namespace, key),
+        namespace=namespace,
+        content=content,
+        agent_id=_text("agent_id", fields.get("agent_id")),
+        session_id=_text("session_id", fields.get("session_id")),
+        task_type=_text("task_type", fields.get("task_type")),
+        source=_text("source", fields.get("source"), 1024),
+        tags=_tags(fields.get("tags"), max_tags),
+        protected=protected,
+        importance=None if importance is None else float(importance),
+        visibility=visibility,
+        created_at=time.time() if now is None else now,
+        notify=bool(fields.get("wait", False)),
+    )

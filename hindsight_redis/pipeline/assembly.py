@@ -1,0 +1,67 @@
+"""Builds the default stage list of a worker from settings.
+
+Order: the filter layers (rules, summarize, score), then embed, then dedup
+and conflict checks against what is stored. The index is created (or checked
+against the embedder) before the first entry is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import redis.asyncio as aioredis
+
+from hindsight_redis.keys import Keys
+from hindsight_redis.pipeline.base import Stage
+from hindsight_redis.providers.embedders import Embedder, make_embedder
+from hindsight_redis.settings import Settings
+
+
+@dataclass(slots=True)
+class BuiltPipeline:
+    """The stages a worker runs and what its commits need to know."""
+
+    stages: list[Stage]
+    vector_field: str
+    embedding_model: str
+    maintenance: Callable[[], Awaitable[object]] | None = None
+
+
+def embedder_from_settings(settings: Settings) -> Embedder:
+    """The embedder named by ``settings.embedder``, with its provider options."""
+    options: dict[str, object] = {}
+    if settings.embedder.startswith("litellm:"):
+        if settings.embedding_api_base:
+            options["api_base"] = settings.embedding_api_base
+        if settings.embedding_api_key is not None:
+            options["api_key"] = settings.embedding_api_key.get_secret_value()
+        options["batch_size"] = settings.embedding_batch_size
+    return make_embedder(settings.embedder, **options)
+
+
+async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) -> BuiltPipeline:
+    """Stages for ``settings``, with the index ensured for their embedder."""
+    from hindsight_redis.index import MemoryIndex
+    from hindsight_redis.pipeline.dedup import DedupStage, judge_from_settings
+    from hindsight_redis.pipeline.embed import EmbedStage
+    from hindsight_redis.pipeline.filters import build_filter_stages
+    from hindsight_redis.search import flush_access_log
+
+    embedder = embedder_from_settings(settings)
+    info = await MemoryIndex(redis, keys, settings).ensure(embedder)
+    stages: list[Stage] = [
+        *build_filter_stages(settings),
+        EmbedStage(embedder),
+        DedupStage(redis, keys, settings, info, judge=judge_from_settings(settings)),
+    ]
+
+    async def maintenance() -> object:
+        return await flush_access_log(redis, keys)
+
+    return BuiltPipeline(
+        stages=stages,
+        vector_field=info.vector_field,
+        embedding_model=info.model_id,
+        maintenance=maintenance,
+    )

@@ -1,0 +1,316 @@
+"""The worker: a consumer of the namespace's stream in the ``workers`` group.
+
+Each round it reclaims entries whose consumer died or failed (``XAUTOCLAIM``
+after ``claim_idle_ms``), moves those delivered ``max_deliveries`` times to
+the dead-letter stream, fills the rest of the batch with new entries
+(``XREADGROUP >``), runs the stages and commits. Failed entries stay pending
+and are retried by whichever worker reclaims them. Signal handlers are only
+installed when asked (the CLI does), never when embedded in someone's process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+from hindsight_redis.codec import decode_event
+from hindsight_redis.connection import connect, require_search
+from hindsight_redis.errors import HindsightError, PoisonMessage
+from hindsight_redis.keys import Keys
+from hindsight_redis.pipeline.base import Candidate, Stage
+from hindsight_redis.pipeline.commit import Committer
+from hindsight_redis.settings import Settings
+
+log = logging.getLogger(__name__)
+Entry = tuple[str, dict[bytes, bytes]]
+_MAINTENANCE_EVERY_S = 5.0
+
+
+@dataclass(slots=True)
+class WorkerReport:
+    """What one ``run()`` did."""
+
+    batches: int = 0
+    indexed: int = 0
+    merged: int = 0
+    dropped: int = 0
+    already: int = 0
+    failed: int = 0
+    dead_lettered: int = 0
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class Worker:
+    """Consumes writes of one namespace and indexes what survives the filters."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        name: str | None = None,
+        stages: Sequence[Stage] | None = None,
+        redis: aioredis.Redis | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.keys = Keys(self.settings.key_prefix, self.settings.namespace)
+        self.name = name or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self._stages = list(stages) if stages is not None else None
+        self._redis = redis
+        self._stopping = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.report = WorkerReport()
+        self._maintenance: Callable[[], Awaitable[object]] | None = None
+
+    def run(self, burst: bool = False, *, install_signal_handlers: bool = False) -> WorkerReport:
+        """Consume until stopped (``burst``: until the stream is drained)."""
+        return asyncio.run(self.run_async(burst, install_signal_handlers=install_signal_handlers))
+
+    def stop(self) -> None:
+        """Ask the worker to finish its batch and return (safe from any thread)."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._stopping.set)
+
+    async def run_async(
+        self, burst: bool = False, *, install_signal_handlers: bool = False
+    ) -> WorkerReport:
+        """The asyncio form of ``run``."""
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        if install_signal_handlers:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self._loop.add_signal_handler(sig, self._stopping.set)
+        owns = self._redis is None
+        redis = self._redis or await connect(self.settings)
+        try:
+            await require_search(redis)
+            await self._ensure_group(redis)
+            committer, stages = await self._assemble(redis)
+            await self._loop_until_done(redis, committer, stages, burst)
+        finally:
+            if install_signal_handlers:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    self._loop.remove_signal_handler(sig)
+            if owns:
+                await redis.aclose()
+        return self.report
+
+    async def _assemble(self, redis: aioredis.Redis) -> tuple[Committer, list[Stage]]:
+        from hindsight_redis.pipeline.assembly import build_pipeline
+
+        built = await build_pipeline(redis, self.keys, self.settings)
+        committer = Committer(
+            redis,
+            self.keys,
+            vector_field=built.vector_field,
+            embedding_model=built.embedding_model,
+            outcome_ttl_s=self.settings.outcome_ttl_s,
+        )
+        stages = self._stages if self._stages is not None else built.stages
+        self._maintenance = built.maintenance
+        return committer, stages
+
+    async def _ensure_group(self, redis: aioredis.Redis) -> None:
+        try:
+            await redis.xgroup_create(self.keys.stream, self.keys.group, id="0", mkstream=True)
+        except ResponseError as e:
+            if "BUSYGROUP" not in str(e):
+                raise
+
+    async def _loop_until_done(
+        self, redis: aioredis.Redis, committer: Committer, stages: list[Stage], burst: bool
+    ) -> None:
+        last_maintenance = 0.0
+        block_ms = (
+            min(self.settings.worker_block_ms, 100) if burst else self.settings.worker_block_ms
+        )
+        while not self._stopping.is_set():
+            entries = await self._reclaim(redis, committer)
+            room = self.settings.worker_batch_size - len(entries)
+            if room > 0:
+                entries += await self._read_new(redis, room, block=None if entries else block_ms)
+            if entries:
+                await self._process(entries, committer, stages)
+                self.report.batches += 1
+            elif burst and await self._drained(redis):
+                break
+            if time.monotonic() - last_maintenance > _MAINTENANCE_EVERY_S:
+                last_maintenance = time.monotonic()
+                await self._maintain(redis)
+        await self._maintain(redis)
+
+    async def _read_new(self, redis: aioredis.Redis, count: int, block: int | None) -> list[Entry]:
+        response = await redis.xreadgroup(
+            self.keys.group, self.name, {self.keys.stream: ">"}, count=count, block=block or None
+        )
+        entries: list[Entry] = []
+        for _stream, items in response or []:
+            entries += [(_text(entry_id), fields) for entry_id, fields in items]
+        return entries
+
+    async def _reclaim(self, redis: aioredis.Redis, committer: Committer) -> list[Entry]:
+        """Entries idle too long in any consumer's PEL: crashed workers or failures."""
+        _next, claimed, _deleted = await redis.xautoclaim(
+            self.keys.stream,
+            self.keys.group,
+            self.name,
+            min_idle_time=self.settings.claim_idle_ms,
+            start_id="0-0",
+            count=self.settings.worker_batch_size,
+        )
+        entries = [(_text(i), f) for i, f in claimed if f is not None]
+        if not entries:
+            return []
+        pipe = redis.pipeline(transaction=False)
+        for entry_id, _ in entries:
+            pipe.xpending_range(
+                self.keys.stream, self.keys.group, min=entry_id, max=entry_id, count=1
+            )
+        pipe.hmget(self.keys.errors, [entry_id for entry_id, _ in entries])
+        *pending, errors = await pipe.execute()
+        keep: list[Entry] = []
+        for (entry_id, fields), info, error in zip(entries, pending, errors, strict=True):
+            deliveries = int(info[0]["times_delivered"]) if info else 1
+            if deliveries <= self.settings.max_deliveries:
+                keep.append((entry_id, fields))
+                continue
+            reason = _text(error) if error else "worker died while processing it"
+            await self._dead_letter(
+                committer,
+                entry_id,
+                fields,
+                f"{reason} (after {deliveries - 1} deliveries)",
+                deliveries - 1,
+            )
+        return keep
+
+    async def _dead_letter(
+        self,
+        committer: Committer,
+        entry_id: str,
+        fields: dict[bytes, bytes],
+        error: str,
+        deliveries: int,
+    ) -> None:
+        try:
+            event = decode_event(fields)
+            event_id, notify = event.event_id, event.notify
+        except PoisonMessage:
+            event_id, notify = None, False
+        if await committer.dead_letter(
+            entry_id, fields, error, deliveries, event_id=event_id, notify=notify
+        ):
+            self.report.dead_lettered += 1
+            log.warning("dead-lettered stream entry %s: %s", entry_id, error)
+
+    async def _process(
+        self, entries: list[Entry], committer: Committer, stages: list[Stage]
+    ) -> None:
+        candidates: list[Candidate] = []
+        for entry_id, fields in entries:
+            try:
+                event = decode_event(fields)
+            except PoisonMessage as e:
+                await self._dead_letter(committer, entry_id, fields, f"PoisonMessage: {e}", 1)
+                continue
+            candidates.append(Candidate(entry_id=entry_id, event=event, content=event.content))
+        try:
+            await run_stages(stages, candidates)
+            ready = candidates
+        except Exception:
+            log.exception("batch of %d failed; retrying its entries one by one", len(candidates))
+            ready = await self._isolate(candidates, committer, stages, dict(entries))
+        counts = await committer.commit(ready)
+        self.report.indexed += counts["indexed"]
+        self.report.merged += counts["merged"]
+        self.report.dropped += counts["dropped"]
+        self.report.already += counts["already"]
+
+    async def _isolate(
+        self,
+        candidates: list[Candidate],
+        committer: Committer,
+        stages: list[Stage],
+        fields_by_id: dict[str, dict[bytes, bytes]],
+    ) -> list[Candidate]:
+        """Run each candidate alone so one poison entry cannot fail its batch-mates."""
+        ready = []
+        for old in candidates:
+            candidate = Candidate(entry_id=old.entry_id, event=old.event, content=old.event.content)
+            try:
+                await run_stages(stages, [candidate])
+            except Exception as e:
+                self.report.failed += 1
+                error = f"{type(e).__name__}: {e}"
+                if isinstance(e, HindsightError) and not e.retryable:
+                    await self._dead_letter(
+                        committer, old.entry_id, fields_by_id[old.entry_id], error, 1
+                    )
+                else:  # stays pending; reclaimed after claim_idle_ms and retried
+                    await committer.redis.hset(self.keys.errors, old.entry_id, error[:2000])
+                continue
+            ready.append(candidate)
+        return ready
+
+    async def _drained(self, redis: aioredis.Redis) -> bool:
+        """True when every entry was delivered and acknowledged."""
+        for group in await redis.xinfo_groups(self.keys.stream):
+            if _text(group["name"]) == self.keys.group:
+                return int(group["pending"]) == 0 and int(group.get("lag") or 0) == 0
+        return True
+
+    async def _maintain(self, redis: aioredis.Redis) -> None:
+        try:
+            await trim_acknowledged(redis, self.keys, self.settings.stream_keep_acked)
+            if self._maintenance is not None:
+                await self._maintenance()
+        except Exception:  # maintenance must never stop consumption
+            log.exception("maintenance failed")
+
+
+async def run_stages(stages: Sequence[Stage], batch: list[Candidate]) -> None:
+    """Pass a batch through every stage in order."""
+    for stage in stages:
+        if any(c.alive for c in batch):
+            await stage.process(batch)
+
+
+def _id_tuple(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+async def trim_acknowledged(redis: aioredis.Redis, keys: Keys, keep_below: int) -> int:
+    """Trim stream entries every group has acknowledged, once the stream passes ``keep_below``.
+
+    Never trims an entry that is undelivered or pending in any group.
+    """
+    if await redis.xlen(keys.stream) <= keep_below:
+        return 0
+    boundary: tuple[int, int] | None = None
+    for group in await redis.xinfo_groups(keys.stream):
+        name = _text(group["name"])
+        limit = _id_tuple(_text(group["last-delivered-id"]))
+        if int(group["pending"]):
+            summary = await redis.xpending(keys.stream, name)
+            limit = min(limit, _id_tuple(_text(summary["min"])))
+        boundary = limit if boundary is None else min(boundary, limit)
+    if boundary is None:
+        return 0
+    trimmed: int = await redis.xtrim(
+        keys.stream, minid=f"{boundary[0]}-{boundary[1]}", approximate=False
+    )
+    return trimmed

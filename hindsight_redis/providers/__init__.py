@@ -1,0 +1,1 @@
+"""LLM and embedding providers."""

@@ -1,0 +1,180 @@
+"""A small shared wrapper over ``litellm.acompletion``.
+
+Used by the write scorer, the summarizer and the conflict judge. It adds what
+every caller needs and litellm leaves to them: a concurrency limit, a timeout,
+retries with exponential backoff on retryable errors only, defensive JSON
+parsing, and errors wrapped as ``ProviderError`` at this boundary.
+
+litellm is imported lazily (it is slow to import and, unless told otherwise,
+fetches a model cost map over the network on import).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from hindsight_redis.errors import ConfigError, ProviderError
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from hindsight_redis.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+_FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?```$", re.DOTALL)
+_RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+class LLMOutputError(ProviderError):
+    """The model answered, but not with what was asked (e.g. no JSON object)."""
+
+    retryable = False
+
+
+def _litellm() -> ModuleType:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """True when trying the same request again may succeed (timeouts, 429, 5xx)."""
+    if isinstance(exc, TimeoutError):
+        return True
+    litellm = _litellm()
+    transient = (
+        litellm.Timeout,
+        litellm.RateLimitError,
+        litellm.APIConnectionError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.BadGatewayError,
+    )
+    if isinstance(exc, transient):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status in _RETRYABLE_STATUS or status >= 500)
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The JSON object in a model's answer, tolerating code fences and chatter.
+
+    Raises ``LLMOutputError`` when no JSON object can be found.
+    """
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    if fenced:
+        stripped = fenced.group(1).strip()
+    candidates = [stripped]
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if 0 <= start < end:
+        candidates.append(stripped[start : end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise LLMOutputError(f"model answer is not a JSON object: {text[:80]!r}")
+
+
+class LLMClient:
+    """Chat completions through litellm, with the project's limits and errors.
+
+    ``litellm_options`` are passed through to ``litellm.acompletion`` on every
+    call; tests use ``mock_response=...`` (or ``mock_timeout=True``) to run
+    litellm's real code path without a network.
+    """
+
+    def __init__(self, settings: Settings, **litellm_options: Any) -> None:
+        """A client for ``settings.llm_model``; ``ConfigError`` when none is set."""
+        if not settings.llm_model:
+            raise ConfigError("no LLM configured: set llm_model (HINDSIGHT_LLM_MODEL)")
+        self.model: str = settings.llm_model
+        self._api_base = settings.llm_api_base
+        self._api_key = settings.llm_api_key
+        self._timeout_s = settings.llm_timeout_s
+        self._max_retries = settings.llm_max_retries
+        self._backoff_s = settings.llm_retry_backoff_s
+        self._semaphore = asyncio.Semaphore(settings.llm_concurrency)
+        self._options = litellm_options
+
+    async def complete_text(self, system: str, user: str, *, max_tokens: int | None = None) -> str:
+        """The model's answer to ``user`` under the ``system`` prompt."""
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "timeout": self._timeout_s,
+            "temperature": 0.0,
+            "num_retries": 0,  # retries are ours, with our backoff and semaphore
+            **self._options,
+        }
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        if self._api_base:
+            kwargs["api_base"] = self._api_base
+        if self._api_key is not None:
+            kwargs["api_key"] = self._api_key.get_secret_value()
+        return await self._with_retries(kwargs)
+
+    async def complete_json(
+        self, system: str, user: str, schema_hint: str, *, max_tokens: int | None = 200
+    ) -> dict[str, Any]:
+        """The JSON object the model answers with; ``LLMOutputError`` if there is none.
+
+        ``schema_hint`` (e.g. ``{"score": <0..1>, "reason": "<text>"}``) is
+        appended to the system prompt. Callers validate the object's fields.
+        """
+        prompt = (
+            f"{system}\n\nAnswer with one JSON object only, exactly of this form: {schema_hint}"
+        )
+        return parse_json_object(await self.complete_text(prompt, user, max_tokens=max_tokens))
+
+    async def _with_retries(self, kwargs: dict[str, Any]) -> str:
+        litellm = _litellm()
+        attempt = 0
+        while True:
+            try:
+                async with self._semaphore:
+                    # A hard guard in case a provider ignores litellm's timeout.
+                    response = await asyncio.wait_for(
+                        litellm.acompletion(**kwargs), timeout=self._timeout_s * 2 + 1.0
+                    )
+                return _content(response)
+            except LLMOutputError:
+                raise
+            except Exception as e:
+                retry = is_retryable(e) and attempt < self._max_retries
+                logger.warning(
+                    "LLM call to %s failed (attempt %d, %s): %s",
+                    self.model,
+                    attempt + 1,
+                    "retrying" if retry else "giving up",
+                    e,
+                )
+                if not retry:
+                    error = ProviderError(f"LLM {self.model} failed: {type(e).__name__}: {e}")
+                    error.retryable = is_retryable(e)
+                    raise error from e
+            await asyncio.sleep(self._backoff_s * 2**attempt)
+            attempt += 1
+
+
+def _content(response: Any) -> str:
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError, TypeError) as e:
+        raise LLMOutputError("model answer has no message content") from e
+    if not isinstance(content, str):
+        raise LLMOutputError("model answer has no text content")
+    return content

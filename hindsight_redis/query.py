@@ -1,0 +1,186 @@
+"""Pure query building: filters, keyword queries, and score fusion.
+
+No I/O. Everything user-supplied that reaches RediSearch's query syntax
+passes through here: tag values are escaped character by character, and the
+keyword query is rebuilt from word tokens only, so no operator (``-``,
+``|``, ``@``, ``{``, ``*``, ``$``...) typed by a user can change a filter.
+
+Tokenisation mirrors the index. English documents are split on punctuation
+except ``_`` (so ``ERR_CONN_RESET`` and ``user_42`` are single terms while
+``billing-service-v2`` becomes ``billing service v2``); Chinese documents are
+segmented into words and split on ``_`` too. An identifier in a query
+therefore becomes its plain terms plus the exact phrases of its parts, which
+find it in either kind of document. Chinese runs of the query are segmented
+by the server (``segment_hint`` / ``parse_explain``) before building.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from hindsight_redis.models import SearchFilters
+from hindsight_redis.schema import STOPWORDS, TEXT_FIELD
+
+_STOP = frozenset(STOPWORDS)
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# A "word" is a run of letters/digits joined by '-', '_', '.', '/', "'" (no Han).
+_WORD = re.compile(rf"[^\W{_HAN}]+(?:[-_./'][^\W{_HAN}]+)*")
+_HAN_RUN = re.compile(rf"[{_HAN}]+")
+_PART = re.compile(r"[^\W_]+|_")
+_MAX_TERMS = 64
+
+
+def escape_tag(value: str) -> str:
+    """A tag value safe inside ``@field:{...}``: every non-word character escaped."""
+    if not value:
+        raise ValueError("tag values must not be empty")
+    return "".join(ch if ch.isalnum() or ch == "_" else "\\" + ch for ch in value)
+
+
+def tag_clause(field: str, value: str) -> str:
+    """``@field:{value}`` with the value escaped (exact match of one tag)."""
+    return f"@{field}:{{{escape_tag(value)}}}"
+
+
+def _number(value: float) -> str:
+    if not math.isfinite(value):
+        raise ValueError("time bounds must be finite numbers")
+    return repr(float(value))
+
+
+def build_filter(namespace: str, filters: SearchFilters) -> str:
+    """The RediSearch filter expression (DIALECT 2) for a search.
+
+    Always restricts to the namespace; to ``status`` active unless
+    ``include_archived``; to shared memories unless ``agent_id`` is given (an
+    agent sees its own private memories). All given ``tags`` must be present.
+    """
+    parts = [tag_clause("namespace", namespace)]
+    if not filters.include_archived:
+        parts.append(tag_clause("status", "active"))
+    if filters.agent_id:
+        parts.append(tag_clause("agent_id", filters.agent_id))
+    else:
+        parts.append(tag_clause("visibility", "shared"))
+    if filters.session_id:
+        parts.append(tag_clause("session_id", filters.session_id))
+    if filters.task_type:
+        parts.append(tag_clause("task_type", filters.task_type))
+    for tag in filters.tags or ():
+        parts.append(tag_clause("tags", tag))
+    if filters.since is not None or filters.until is not None:
+        low = "-inf" if filters.since is None else _number(filters.since)
+        high = "+inf" if filters.until is None else _number(filters.until)
+        parts.append(f"@created_at:[{low} {high}]")
+    return " ".join(parts)
+
+
+def han_runs(text: str) -> list[str]:
+    """The runs of Han characters in ``text`` (to be segmented by the server)."""
+    return _HAN_RUN.findall(text)
+
+
+def parse_explain(lines: Iterable[str | bytes]) -> list[str]:
+    """Words of an ``FT.EXPLAINCLI`` plan: its leaf terms, segmented ones first."""
+    expanded: list[str] = []
+    plain: list[str] = []
+    for raw in lines:
+        line = (raw.decode() if isinstance(raw, bytes) else raw).strip()
+        if not line or line.endswith("{") or line == "}" or "{" in line:
+            continue
+        if line.endswith("(expanded)"):
+            expanded.append(line[: -len("(expanded)")].lstrip("+"))
+        else:
+            plain.append(line.lstrip("+"))
+    words = expanded or plain
+    return [w for w in dict.fromkeys(words) if w and _HAN_RUN.fullmatch(w)]
+
+
+def _quote_phrase(parts: Sequence[str]) -> str:
+    return '"' + " ".join(parts) + '"'
+
+
+def keyword_terms(
+    text: str, segmented: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
+    """The query terms of ``text``: lowercased words, stopwords removed.
+
+    Identifiers add exact phrases of their parts (``"billing service v2"``,
+    ``"err conn reset"``). ``segmented`` maps a Han run to its words; runs
+    not in it are used whole.
+    """
+    terms: list[str] = []
+    for match in _WORD.finditer(text.lower()):
+        word = match.group(0).strip("'")
+        # The English tokenizer keeps '_' inside a term and splits on the rest.
+        pieces = [p for p in re.split(r"[^\w]+", word) if p]
+        for piece in pieces:
+            if piece not in _STOP and not piece.strip("_") == "":
+                terms.append(piece)
+        if len(pieces) > 1 and re.search(r"[-_./]", word):
+            terms.append(_quote_phrase(pieces))
+        # Chinese documents split identifiers on '_' as well.
+        fine = [p for p in _PART.findall(word) if p != "_"]
+        if len(fine) > 1 and fine != pieces:
+            terms.append(_quote_phrase(fine))
+    for run in han_runs(text):
+        words = list(segmented.get(run, ())) if segmented else []
+        terms.extend(words or [run])
+    return list(dict.fromkeys(terms))[:_MAX_TERMS]
+
+
+def keyword_query(terms: Sequence[str], filter_expr: str) -> str | None:
+    """A union-of-terms full-text query under ``filter_expr``; None without terms."""
+    if not terms:
+        return None
+    return f"({filter_expr}) @{TEXT_FIELD}:({' | '.join(terms)})"
+
+
+def rrf(rankings: Sequence[Sequence[str]], *, k: int = 60) -> dict[str, float]:
+    """Reciprocal rank fusion: ``sum(1 / (k + rank))`` over each ranking."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, doc_id in enumerate(ranking, start=1):
+            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
+def min_max(scores: Mapping[str, float], *, floor: float | None = None) -> dict[str, float]:
+    """Scores scaled to 0..1 (all 1.0 when they are equal).
+
+    ``floor`` caps the low end (``min(floor, lowest)``): with ``floor=0`` a
+    top-k list of BM25 scores is scaled as if the unmatched rest of the
+    collection, scoring 0, had been included.
+    """
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    if floor is not None:
+        low = min(low, floor)
+    if high - low <= 1e-12:
+        return dict.fromkeys(scores, 1.0)
+    return {k: (v - low) / (high - low) for k, v in scores.items()}
+
+
+def linear_blend(
+    vector: Mapping[str, float], keyword: Mapping[str, float], *, alpha: float
+) -> dict[str, float]:
+    """``alpha * cosine + (1 - alpha) * minmax(bm25)``; a missing score counts 0.
+
+    ``vector`` holds cosine similarities (already 0..1-ish, not rescaled, so a
+    weak vector match stays weak); ``keyword`` holds raw BM25 scores.
+    """
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError("alpha must be between 0 and 1")
+    norm = min_max(keyword, floor=0.0)
+    return {
+        doc_id: alpha * vector.get(doc_id, 0.0) + (1 - alpha) * norm.get(doc_id, 0.0)
+        for doc_id in dict.fromkeys([*vector, *keyword])
+    }
+
+
+def top(scores: Mapping[str, float], n: int) -> list[str]:
+    """The ``n`` ids with the highest scores (ties by id, for stable output)."""
+    return sorted(scores, key=lambda d: (-scores[d], d))[:n]

@@ -1,0 +1,135 @@
+"""The search index schema of a namespace, as data.
+
+Pure module: no I/O. ``index_schema()`` returns a redisvl ``IndexSchema``;
+``index.py`` creates it (adding the per-document language field redisvl
+cannot express).
+
+One index per namespace, not one index with a namespace tag:
+
+* the keys of a namespace share one hash-tagged prefix (``Keys.doc_prefix``),
+  so the index's ``PREFIX`` is exactly the namespace's memories;
+* each namespace may use its own embedding model and dimension, and
+  ``reindex`` rebuilds one namespace without touching the others;
+* HNSW graphs stay per namespace: a KNN never walks another pool's vectors,
+  and pre-filtering does not have to discard them;
+* dropping or re-indexing a namespace is one ``FT.DROPINDEX`` / alias swap.
+
+The ``namespace`` tag is still indexed, and always filtered on, as a guard.
+
+Languages: RediSearch splits text on spaces and punctuation, which leaves a
+Chinese sentence as one giant token. Each memory hash carries a ``lang``
+field (``codec.detect_language``: ``chinese`` when the text has Han
+characters, else ``english``) and the index names it as its
+``LANGUAGE_FIELD``, so Chinese memories are segmented into words (friso)
+while English ones are stemmed, in the same index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redisvl.schema import IndexSchema
+
+from hindsight_redis.keys import Keys
+
+LANGUAGE_FIELD = "lang"
+DEFAULT_LANGUAGE = "english"
+TEXT_FIELD = "content"
+# Tags that hold one value each use a separator no id contains, so a value
+# such as "a|b" or "x,y" stays one tag and cannot widen a filter.
+SINGLE_SEPARATOR = "\x1f"
+MULTI_SEPARATOR = "|"
+SINGLE_TAGS = (
+    "namespace",
+    "agent_id",
+    "session_id",
+    "task_type",
+    "status",
+    "visibility",
+    "protected",
+    "review",
+)
+NUMERIC_FIELDS = ("created_at", "last_accessed_at", "write_score", "access_count")
+
+# The 179-word NLTK English stopword list (nltk.corpus.stopwords, "english").
+STOPWORDS: tuple[str, ...] = tuple(
+    """
+    i me my myself we our ours ourselves you you're you've you'll you'd your
+    yours yourself yourselves he him his himself she she's her hers herself it
+    it's its itself they them their theirs themselves what which who whom this
+    that that'll these those am is are was were be been being have has had
+    having do does did doing a an the and but if or because as until while of
+    at by for with about against between into through during before after
+    above below to from up down in out on off over under again further then
+    once here there when where why how all any both each few more most other
+    some such no nor not only own same so than too very s t can will just don
+    don't should should've now d ll m o re ve y ain aren aren't couldn couldn't
+    didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't
+    ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn
+    shouldn't wasn wasn't weren weren't won won't wouldn wouldn't
+    """.split()
+)
+
+
+def vector_field_name(generation: int) -> str:
+    """The hash field holding a memory's vector for one index generation."""
+    return f"vec_g{generation}"
+
+
+def index_schema(
+    keys: Keys,
+    *,
+    generation: int,
+    dims: int,
+    hnsw_m: int = 16,
+    hnsw_ef_construction: int = 200,
+    hnsw_ef_runtime: int = 64,
+) -> IndexSchema:
+    """The redisvl schema of the namespace's index of one generation."""
+    fields: list[dict[str, Any]] = [
+        {"name": TEXT_FIELD, "type": "text", "attrs": {"weight": 1.0}},
+    ]
+    for name in SINGLE_TAGS:
+        fields.append(
+            {
+                "name": name,
+                "type": "tag",
+                "attrs": {"separator": SINGLE_SEPARATOR, "case_sensitive": True},
+            }
+        )
+    fields.append(
+        {
+            "name": "tags",
+            "type": "tag",
+            "attrs": {"separator": MULTI_SEPARATOR, "case_sensitive": True},
+        }
+    )
+    for name in NUMERIC_FIELDS:
+        fields.append({"name": name, "type": "numeric", "attrs": {"sortable": True}})
+    fields.append(
+        {
+            "name": vector_field_name(generation),
+            "type": "vector",
+            "attrs": {
+                "algorithm": "hnsw",
+                "dims": dims,
+                "distance_metric": "cosine",
+                "datatype": "float32",
+                "m": hnsw_m,
+                "ef_construction": hnsw_ef_construction,
+                "ef_runtime": hnsw_ef_runtime,
+            },
+        }
+    )
+    return IndexSchema.from_dict(
+        {
+            "index": {
+                "name": keys.index_name(generation),
+                "prefix": keys.doc_prefix,
+                "key_separator": ":",
+                "storage_type": "hash",
+                "stopwords": list(STOPWORDS),
+            },
+            "fields": fields,
+        }
+    )

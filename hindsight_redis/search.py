@@ -1,0 +1,331 @@
+"""Hybrid search over a namespace's index, access statistics, conflict listing.
+
+A search is one pipelined round trip (plus one for Chinese queries, which the
+server segments first): the vector leg (KNN with the metadata filter as
+pre-filter), the keyword leg (BM25 over a union of the query's terms, same
+filter), and the index generation check. Hybrid fuses both candidate lists
+with ``alpha * cosine + (1 - alpha) * BM25 / max(BM25)`` (``fusion="linear"``,
+the default; it beat reciprocal rank fusion on LoCoMo, see
+benchmarks/README.md) or RRF (``fusion="rrf"``).
+
+Hits are counted in ``Keys.access_log`` (one ``HINCRBY`` per hit, pipelined);
+``flush_access_log`` folds the counts into the memories in one script.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from redis.asyncio import Redis
+from redis.exceptions import RedisError, ResponseError
+
+from hindsight_redis.codec import record_from_doc, split_tags
+from hindsight_redis.errors import EmbeddingMismatch, InvalidMemory, RedisUnavailable
+from hindsight_redis.index import IndexInfo, mismatch_message, reply_map, text
+from hindsight_redis.keys import Keys
+from hindsight_redis.models import MemoryRecord, SearchFilters, SearchHit
+from hindsight_redis.providers.embedders import Embedder
+from hindsight_redis.query import (
+    build_filter,
+    han_runs,
+    keyword_query,
+    keyword_terms,
+    linear_blend,
+    parse_explain,
+    rrf,
+    tag_clause,
+    top,
+)
+from hindsight_redis.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+Fusion = Literal["linear", "rrf"]
+MODES = ("hybrid", "vector", "keyword")
+SCORER = "BM25STD"
+HIT_FIELDS = (
+    "content",
+    "source",
+    "agent_id",
+    "session_id",
+    "task_type",
+    "tags",
+    "created_at",
+    "status",
+)
+_DIST = "__dist"
+_NEVER_DECODE = {"NEVER_DECODE": True}
+
+# Fold pending access counts into the memories; skip memories deleted since.
+_FLUSH = """
+local pairs = redis.call('HGETALL', KEYS[1])
+local limit = tonumber(ARGV[3]) * 2
+local done = 0
+for i = 1, math.min(#pairs, limit), 2 do
+  local key = ARGV[1] .. pairs[i]
+  if redis.call('EXISTS', key) == 1 then
+    redis.call('HINCRBY', key, 'access_count', pairs[i + 1])
+    redis.call('HSET', key, 'last_accessed_at', ARGV[2])
+  end
+  redis.call('HDEL', KEYS[1], pairs[i])
+  done = done + 1
+end
+return done
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    doc_id: str
+    score: float | None
+    fields: dict[str, Any]
+
+
+def parse_search_reply(reply: Any, *, with_scores: bool) -> list[_Row]:
+    """The rows of an ``FT.SEARCH`` reply, RESP2 or RESP3."""
+    rows: list[_Row] = []
+    if isinstance(reply, Mapping):
+        data = reply_map(reply)
+        for item in data.get("results") or []:
+            entry = reply_map(item)
+            score = entry.get("score")
+            rows.append(
+                _Row(
+                    text(entry.get("id")),
+                    None if score is None else float(score),
+                    reply_map(entry.get("extra_attributes") or {}),
+                )
+            )
+        return rows
+    items = list(reply[1:])
+    step = 3 if with_scores else 2
+    for i in range(0, len(items) - step + 1, step):
+        score = float(items[i + 1]) if with_scores else None
+        rows.append(_Row(text(items[i]), score, reply_map(items[i + step - 1])))
+    return rows
+
+
+def validate(query: str, top_k: int, mode: str) -> str:
+    """Check the arguments of a search; returns the stripped query."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidMemory("query must be a non-empty string")
+    if len(query) > 8_000:
+        raise InvalidMemory(f"query is {len(query)} characters, limit is 8000")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 100:
+        raise InvalidMemory("top_k must be an integer from 1 to 100")
+    if mode not in MODES:
+        raise InvalidMemory(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return query.strip()
+
+
+async def _segment(redis: Redis, alias: str, query: str) -> dict[str, list[str]]:
+    """Chinese runs of the query, segmented into words by the server (friso)."""
+    segmented: dict[str, list[str]] = {}
+    for run in dict.fromkeys(han_runs(query)):
+        lines = await redis.execute_command(
+            "FT.EXPLAINCLI", alias, run, "LANGUAGE", "chinese", "DIALECT", "2"
+        )
+        segmented[run] = parse_explain(lines) or [run]
+    return segmented
+
+
+def _vector_command(
+    info: IndexInfo, filter_expr: str, vector: bytes, k: int, ef: int
+) -> list[Any]:
+    knn = f"({filter_expr})=>[KNN $K @{info.vector_field} $BLOB EF_RUNTIME $EF AS {_DIST}]"
+    return [
+        "FT.SEARCH", info.alias, knn,
+        "PARAMS", "6", "K", str(k), "BLOB", vector, "EF", str(max(ef, k)),
+        "SORTBY", _DIST, "ASC", "LIMIT", "0", str(k),
+        "RETURN", str(len(HIT_FIELDS) + 1), *HIT_FIELDS, _DIST,
+        "DIALECT", "2",
+    ]  # fmt: skip
+
+
+def _keyword_command(info: IndexInfo, query: str, k: int, need_vectors: bool) -> list[Any]:
+    fields = [*HIT_FIELDS, info.vector_field] if need_vectors else list(HIT_FIELDS)
+    return [
+        "FT.SEARCH", info.alias, query, "SCORER", SCORER, "WITHSCORES",
+        "LIMIT", "0", str(k), "RETURN", str(len(fields)), *fields, "DIALECT", "2",
+    ]  # fmt: skip
+
+
+def _hit(keys: Keys, row: _Row, vector: float | None, keyword: float | None, fused: float) -> SearchHit:
+    f = row.fields
+    status = text(f.get("status")) or "active"
+    created = text(f.get("created_at"))
+    return SearchHit(
+        id=row.doc_id.removeprefix(keys.doc_prefix),
+        content=text(f.get("content")),
+        source=text(f.get("source")),
+        agent_id=text(f.get("agent_id")),
+        session_id=text(f.get("session_id")),
+        task_type=text(f.get("task_type")),
+        tags=split_tags(text(f.get("tags"))),
+        created_at=float(created) if created else 0.0,
+        vector=vector,
+        keyword=keyword,
+        fused=fused,
+        status=status,  # type: ignore[arg-type]
+    )
+
+
+async def search_memories(
+    redis: Redis,
+    keys: Keys,
+    settings: Settings,
+    embedder: Embedder,
+    index_info: IndexInfo,
+    query: str,
+    *,
+    top_k: int = 5,
+    mode: str = "hybrid",
+    filters: SearchFilters | None = None,
+    fusion: Fusion = "linear",
+    candidates: int | None = None,
+    record_access: bool = True,
+) -> list[SearchHit]:
+    """Search the namespace; hits best first, each with its vector, keyword and fused scores.
+
+    ``candidates`` is the depth of each leg (default ``max(50, 4 * top_k)``).
+    Raises ``InvalidMemory`` for bad arguments and ``EmbeddingMismatch`` when
+    the embedder differs from the index's.
+    """
+    query = validate(query, top_k, mode)
+    filters = filters or SearchFilters()
+    if embedder.model_id != index_info.model_id or embedder.dims != index_info.dims:
+        raise EmbeddingMismatch(mismatch_message(index_info, embedder.model_id, embedder.dims))
+    depth = max(candidates or max(50, 4 * top_k), top_k)
+    try:
+        filter_expr = build_filter(keys.namespace, filters)
+    except ValueError as e:
+        raise InvalidMemory(str(e)) from e
+    try:
+        qvec: np.ndarray | None = None
+        if mode != "keyword":
+            qvec = np.asarray((await embedder.embed([query]))[0], dtype=np.float32)
+        segmented = await _segment(redis, index_info.alias, query) if mode != "vector" and han_runs(query) else None
+        kw_query = keyword_query(keyword_terms(query, segmented), filter_expr) if mode != "vector" else None
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.hget(keys.index_meta, "generation")
+            if qvec is not None:
+                cmd = _vector_command(index_info, filter_expr, qvec.tobytes(), depth, settings.hnsw_ef_runtime)
+                pipe.execute_command(*cmd, **_NEVER_DECODE)
+            if kw_query is not None:
+                cmd = _keyword_command(index_info, kw_query, depth, qvec is not None)
+                pipe.execute_command(*cmd, **_NEVER_DECODE)
+            replies = await pipe.execute(raise_on_error=False)
+    except ResponseError as e:
+        raise InvalidMemory(f"search failed: {e}") from e
+    except RedisError as e:
+        raise RedisUnavailable(f"search failed: {e}") from e
+    generation = text(replies[0])
+    if generation and int(generation) != index_info.generation:
+        raise EmbeddingMismatch(
+            f"index {index_info.alias} was rebuilt (generation {generation}, this "
+            f"client has {index_info.generation}); call MemoryIndex.ensure() again"
+        )
+    for reply in replies[1:]:
+        if isinstance(reply, Exception):
+            raise InvalidMemory(f"search failed: {reply}") from reply
+    at = 1
+    vec_rows: list[_Row] = []
+    kw_rows: list[_Row] = []
+    if qvec is not None:
+        vec_rows = parse_search_reply(replies[at], with_scores=False)
+        at += 1
+    if kw_query is not None:
+        kw_rows = parse_search_reply(replies[at], with_scores=True)
+    hits = _fuse(keys, settings, index_info, qvec, vec_rows, kw_rows, top_k, mode, fusion)
+    if record_access and hits:
+        await _record_access(redis, keys, hits)
+    return hits
+
+
+def _fuse(
+    keys: Keys,
+    settings: Settings,
+    info: IndexInfo,
+    qvec: np.ndarray | None,
+    vec_rows: Sequence[_Row],
+    kw_rows: Sequence[_Row],
+    top_k: int,
+    mode: str,
+    fusion: Fusion,
+) -> list[SearchHit]:
+    rows: dict[str, _Row] = {}
+    cosine: dict[str, float] = {}
+    for row in vec_rows:
+        rows[row.doc_id] = row
+        cosine[row.doc_id] = 1.0 - float(text(row.fields.get(_DIST)) or 1.0)
+    bm25: dict[str, float] = {}
+    for row in kw_rows:
+        rows.setdefault(row.doc_id, row)
+        bm25[row.doc_id] = row.score or 0.0
+        raw = row.fields.get(info.vector_field)
+        if qvec is not None and row.doc_id not in cosine and isinstance(raw, bytes) and len(raw) == 4 * info.dims:
+            cosine[row.doc_id] = float(np.frombuffer(raw, dtype=np.float32) @ qvec)
+    if mode == "vector":
+        fused = dict(cosine)
+    elif mode == "keyword":
+        fused = dict(bm25)
+    elif fusion == "rrf":
+        fused = rrf([top(cosine, len(cosine)), top(bm25, len(bm25))])
+    else:
+        fused = linear_blend(cosine, bm25, alpha=settings.hybrid_alpha)
+    return [
+        _hit(keys, rows[d], cosine.get(d), bm25.get(d), fused[d])
+        for d in top(fused, top_k)
+    ]
+
+
+async def _record_access(redis: Redis, keys: Keys, hits: Sequence[SearchHit]) -> None:
+    try:
+        async with redis.pipeline(transaction=False) as pipe:
+            for hit in hits:
+                pipe.hincrby(keys.access_log, hit.id, 1)
+            await pipe.execute()
+    except RedisError as e:  # statistics must never fail a search
+        logger.warning("could not record access of %d hits: %s", len(hits), e)
+
+
+async def flush_access_log(
+    redis: Redis, keys: Keys, *, batch: int = 1000, now: float | None = None
+) -> int:
+    """Fold pending hit counts into ``access_count``/``last_accessed_at``; returns memories updated.
+
+    Call it periodically (the worker does, throttled); each call handles up
+    to ``batch`` memories in one script.
+    """
+    stamp = f"{time.time() if now is None else now:.6f}"
+    try:
+        done = await redis.eval(_FLUSH, 1, keys.access_log, keys.doc_prefix, stamp, str(batch))
+    except RedisError as e:
+        raise RedisUnavailable(f"could not flush access counts: {e}") from e
+    return int(done)
+
+
+async def list_conflicts(
+    redis: Redis, keys: Keys, *, limit: int = 100, include_archived: bool = False
+) -> list[MemoryRecord]:
+    """Memories flagged ``review=conflict``, newest first, with ``conflicts_with`` ids."""
+    expr = f"{tag_clause('namespace', keys.namespace)} {tag_clause('review', 'conflict')}"
+    if not include_archived:
+        expr += " " + tag_clause("status", "active")
+    try:
+        reply = await redis.execute_command(
+            "FT.SEARCH", keys.index_alias, expr, "SORTBY", "created_at", "DESC",
+            "LIMIT", "0", str(limit), "DIALECT", "2", **_NEVER_DECODE,
+        )  # fmt: skip
+    except RedisError as e:
+        raise RedisUnavailable(f"could not list conflicts: {e}") from e
+    records = []
+    for row in parse_search_reply(reply, with_scores=False):
+        fields = {k: v for k, v in row.fields.items() if not k.startswith("vec_g")}
+        records.append(record_from_doc(row.doc_id.removeprefix(keys.doc_prefix), fields))
+    return records

@@ -1,0 +1,144 @@
+"""One settings object for the whole project.
+
+Values are read, lowest priority first, from the defaults below, then the TOML
+file named by ``HINDSIGHT_CONFIG`` (or ``config/default.toml`` in the working
+directory when it exists), then ``HINDSIGHT_*`` environment variables, then
+keyword arguments. Nothing is read at import time: build a ``Settings()`` and
+pass it in.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+Profile = Literal["ephemeral", "snapshot", "balanced", "durable"]
+_DEFAULT_CONFIG = Path("config") / "default.toml"
+
+
+def config_file() -> Path | None:
+    """The TOML file settings are read from, or None when there is none."""
+    named = os.environ.get("HINDSIGHT_CONFIG")
+    if named:
+        return Path(named)
+    return _DEFAULT_CONFIG if _DEFAULT_CONFIG.is_file() else None
+
+
+def default_server_dir() -> Path:
+    """Where the embedded server keeps its data, pid and log files."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "hindsight-redis"
+
+
+class Settings(BaseSettings):
+    """Every tunable of hindsight-redis; see the README's configuration table."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="HINDSIGHT_", extra="forbid", validate_default=True
+    )
+
+    # Connection and identity
+    redis_url: str | None = Field(None, description="Redis URL; unset means the embedded server.")
+    namespace: str = Field("default", description="The shared memory pool to use.")
+    key_prefix: str = Field("hindsight", description="Prefix of every Redis key.")
+    profile: Profile = Field("balanced", description="Persistence profile.")
+
+    # Embedded server
+    server_dir: Path = Field(default_factory=default_server_dir)
+    server_port: int = Field(6479, ge=0, le=65535, description="0 picks a free port.")
+    server_bind: str = "127.0.0.1"
+    server_start_timeout_s: float = Field(15.0, gt=0)
+
+    # Write path
+    max_content_chars: int = Field(32_000, gt=0)
+    max_tags: int = Field(32, gt=0)
+    max_backlog: int = Field(100_000, gt=0)
+    backpressure: Literal["error", "block"] = "error"
+    backpressure_timeout_s: float = Field(10.0, ge=0)
+    write_wait_timeout_s: float = Field(30.0, gt=0)
+    idempotency_ttl_s: int = Field(7 * 86_400, gt=0)
+    waitaof_timeout_ms: int = Field(1_000, ge=0)
+
+    # Workers
+    worker_batch_size: int = Field(128, gt=0)
+    worker_block_ms: int = Field(500, ge=0)
+    claim_idle_ms: int = Field(30_000, gt=0)
+    max_deliveries: int = Field(5, gt=0)
+    outcome_ttl_s: int = Field(7 * 86_400, gt=0)
+    stream_keep_acked: int = Field(10_000, ge=0)
+
+    # Filters (layers 1-3)
+    filters_enabled: bool = True
+    filter_config: Path | None = Field(
+        None, description="Extra filter lists (TOML) merged over the built-in ones."
+    )
+    min_score: float = Field(0.6, ge=0.0, le=1.0)
+    summary_token_budget: int = Field(128, gt=0)
+    importance_max_nudge: float = Field(
+        0.1, ge=0.0, le=0.5, description="Most the writer's importance hint moves a score."
+    )
+    llm_score_max_gap: float = Field(
+        0.3, ge=0.0, le=1.0, description="Most an LLM score may sit from the heuristic's."
+    )
+
+    # LLM (scorer, summarizer, conflict judge) through litellm
+    llm_model: str | None = None
+    llm_api_base: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_timeout_s: float = Field(10.0, gt=0)
+    llm_max_retries: int = Field(2, ge=0)
+    llm_concurrency: int = Field(8, gt=0)
+    llm_retry_backoff_s: float = Field(0.5, ge=0.0, description="First retry delay; doubles.")
+    llm_cache_entries: int = Field(4096, ge=0, description="Scores cached by content hash.")
+
+    # Embeddings
+    embedder: str = Field("local", description='"local", "hash" or "litellm:<model>".')
+    embedding_api_base: str | None = None
+    embedding_api_key: SecretStr | None = None
+    embedding_batch_size: int = Field(256, gt=0)
+
+    # Index and search
+    hnsw_m: int = Field(16, gt=0)
+    hnsw_ef_construction: int = Field(200, gt=0)
+    hnsw_ef_runtime: int = Field(64, gt=0)
+    hybrid_alpha: float = Field(0.7, ge=0.0, le=1.0)
+    dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)
+    conflict_threshold: float = Field(0.8, ge=0.0, le=1.0)
+
+    @field_validator("namespace", "key_prefix")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+        if not value or len(value) > 64 or not set(value) <= allowed:
+            raise ValueError("must be 1-64 characters of letters, digits, '-', '_' or '.'")
+        return value
+
+    @property
+    def embedded(self) -> bool:
+        """True when no Redis URL is configured and the embedded server is used."""
+        return self.redis_url is None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments, then environment, then the TOML file, then defaults."""
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = config_file()
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)

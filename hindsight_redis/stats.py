@@ -1,0 +1,87 @@
+"""Counters and stream state of a namespace, for ``stats()`` and the CLI."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+from hindsight_redis.keys import Keys
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _entry_ms(entry_id: str) -> int:
+    return int(entry_id.split("-", 1)[0])
+
+
+async def collect_stats(redis: aioredis.Redis, keys: Keys) -> dict[str, Any]:
+    """What a namespace holds and how far behind its workers are.
+
+    Keys: ``accepted``, ``processed``, ``indexed``, ``merged``, ``dropped`` (a
+    mapping reason -> count, plus ``total``), ``backlog`` (accepted writes not
+    yet processed), ``pending`` (delivered, not acknowledged; per consumer in
+    ``consumers``), ``undelivered``, ``dead_letters``, ``stream_length``,
+    ``index_lag_s`` (age of the oldest unprocessed entry) and ``counters``.
+    """
+    pipe = redis.pipeline(transaction=False)
+    pipe.hgetall(keys.stats)
+    pipe.xlen(keys.stream)
+    pipe.xlen(keys.dead_letters)
+    counters_raw, stream_length, dead_letters = await pipe.execute()
+    counters = {_text(k): int(v) for k, v in counters_raw.items()}
+    dropped = {
+        k.removeprefix("dropped:"): v for k, v in counters.items() if k.startswith("dropped:")
+    }
+    dropped["total"] = sum(dropped.values())
+    pending, undelivered, consumers, oldest = await _group_state(redis, keys)
+    accepted = counters.get("accepted", 0)
+    processed = counters.get("processed", 0)
+    return {
+        "accepted": accepted,
+        "processed": processed,
+        "indexed": counters.get("indexed", 0),
+        "merged": counters.get("merged", 0),
+        "dropped": dropped,
+        "backlog": max(accepted - processed, 0),
+        "pending": pending,
+        "undelivered": undelivered,
+        "consumers": consumers,
+        "dead_letters": int(dead_letters),
+        "stream_length": int(stream_length),
+        "index_lag_s": 0.0 if oldest is None else max(time.time() - oldest / 1000, 0.0),
+        "counters": counters,
+    }
+
+
+async def _group_state(
+    redis: aioredis.Redis, keys: Keys
+) -> tuple[int, int, dict[str, int], int | None]:
+    """(pending, undelivered, pending per consumer, ms of the oldest unprocessed entry)."""
+    try:
+        groups = await redis.xinfo_groups(keys.stream)
+    except ResponseError:
+        return 0, 0, {}, None  # no stream yet
+    group = next((g for g in groups if _text(g["name"]) == keys.group), None)
+    if group is None:
+        first = await redis.xrange(keys.stream, count=1)
+        oldest = _entry_ms(_text(first[0][0])) if first else None
+        return 0, int(await redis.xlen(keys.stream)), {}, oldest
+    pending = int(group["pending"])
+    undelivered = int(group.get("lag") or 0)
+    consumers: dict[str, int] = {}
+    oldest: int | None = None
+    if pending:
+        summary = await redis.xpending(keys.stream, keys.group)
+        consumers = {_text(c["name"]): int(c["pending"]) for c in summary["consumers"]}
+        oldest = _entry_ms(_text(summary["min"]))
+    if undelivered and oldest is None:
+        after = _text(group["last-delivered-id"])
+        nxt = await redis.xrange(keys.stream, min=f"({after}", count=1)
+        if nxt:
+            oldest = _entry_ms(_text(nxt[0][0]))
+    return pending, undelivered, consumers, oldest

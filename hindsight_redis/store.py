@@ -1,0 +1,376 @@
+"""The client agents use: ``AsyncMemoryClient`` (async first) and ``MemoryClient``.
+
+Writes are validated here, encoded as versioned msgpack events and appended
+to the namespace's stream by one Lua script (idempotency, backpressure and
+``XADD`` in one atomic step). Workers do everything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from hindsight_redis import scripts
+from hindsight_redis.codec import (
+    decode_outcome,
+    encode_event,
+    record_from_doc,
+)
+from hindsight_redis.connection import connect
+from hindsight_redis.deadletters import DeadLetter, list_dead_letters, replay_dead_letters
+from hindsight_redis.errors import (
+    Backpressure,
+    ConfigError,
+    InvalidMemory,
+    NotFound,
+    RedisUnavailable,
+    WriteTimeout,
+)
+from hindsight_redis.keys import Keys
+from hindsight_redis.models import (
+    MemoryEvent,
+    MemoryRecord,
+    SearchFilters,
+    SearchHit,
+    SearchMode,
+    WriteReceipt,
+    build_event,
+)
+from hindsight_redis.server.profiles import get_profile
+from hindsight_redis.settings import Settings
+from hindsight_redis.stats import collect_stats
+
+RECORD_FIELDS = (
+    "namespace", "content", "status", "agent_id", "session_id", "task_type", "source",
+    "sources", "tags", "original", "write_score", "score_reason", "access_count",
+    "created_at", "last_accessed_at", "protected", "visibility", "embedding_model",
+    "embedding_dims", "conflicts_with",
+)  # fmt: skip
+_BLOCK_POLL_S = 0.05
+
+
+class AsyncMemoryClient:
+    """Write, search and manage memories of one namespace (asyncio).
+
+    Use as ``async with AsyncMemoryClient(settings) as client: ...``, or call
+    ``connect()`` / ``aclose()`` yourself. With no ``redis_url`` the embedded
+    server is started on first use.
+    """
+
+    def __init__(
+        self, settings: Settings | None = None, *, redis: aioredis.Redis | None = None
+    ) -> None:
+        self.settings = settings or Settings()
+        self.keys = Keys(self.settings.key_prefix, self.settings.namespace)
+        self.profile = get_profile(self.settings.profile)
+        self._redis = redis
+        self._owns_redis = redis is None
+        self._search_state: Any = None
+
+    async def __aenter__(self) -> AsyncMemoryClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def connect(self) -> aioredis.Redis:
+        """Open the connection (starting the embedded server if needed)."""
+        if self._redis is None:
+            self._redis = await connect(self.settings)
+        return self._redis
+
+    async def aclose(self) -> None:
+        """Close the connection this client opened."""
+        if self._redis is not None and self._owns_redis:
+            await self._redis.aclose()
+            self._redis = None
+
+    @property
+    def redis(self) -> aioredis.Redis:
+        """The underlying client; ``connect()`` first."""
+        if self._redis is None:
+            raise RedisUnavailable("client is not connected: call connect() or use 'async with'")
+        return self._redis
+
+    # -- writes ---------------------------------------------------------------
+
+    def _event(self, fields: Mapping[str, Any]) -> MemoryEvent:
+        return build_event(
+            self.settings.namespace,
+            fields,
+            max_content_chars=self.settings.max_content_chars,
+            max_tags=self.settings.max_tags,
+        )
+
+    async def write(self, content: str, **fields: Any) -> WriteReceipt:
+        """Accept one memory; returns at once unless ``wait=True``.
+
+        Keyword arguments: agent_id, session_id, task_type, source, tags,
+        protected, idempotency_key, importance (0..1 hint), visibility,
+        wait (return once searchable or dropped) and timeout (seconds).
+        """
+        receipts = await self.write_many([{"content": content, **fields}])
+        return receipts[0]
+
+    async def write_many(self, items: Sequence[Mapping[str, Any]]) -> list[WriteReceipt]:
+        """Accept a batch in one round trip; every item is validated first."""
+        if isinstance(items, Mapping) or isinstance(items, str):
+            raise InvalidMemory("write_many takes a list of dicts")
+        events = []
+        for n, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise InvalidMemory(f"item {n} is not a dict")
+            try:
+                events.append(self._event(item))
+            except InvalidMemory as e:
+                raise InvalidMemory(f"item {n}: {e}") from None
+        if not events:
+            return []
+        redis = await self.connect()
+        deadline = time.monotonic() + self.settings.backpressure_timeout_s
+        receipts = await self._append(redis, events, items, deadline)
+        if self.profile.wait_aof:
+            await self._wait_aof(redis)
+        waits = [
+            (n, float(item.get("timeout") or self.settings.write_wait_timeout_s))
+            for n, item in enumerate(items)
+            if item.get("wait")
+        ]
+        for n, timeout_s in waits:
+            receipts[n] = await self._wait_outcome(redis, receipts[n], timeout_s)
+        return receipts
+
+    async def _append(
+        self,
+        redis: aioredis.Redis,
+        events: list[MemoryEvent],
+        items: Sequence[Mapping[str, Any]],
+        deadline: float,
+    ) -> list[WriteReceipt]:
+        script = redis.register_script(scripts.WRITE)
+        receipts: list[WriteReceipt | None] = [None] * len(events)
+        todo = list(range(len(events)))
+        while True:
+            pipe = redis.pipeline(transaction=False)
+            for n in todo:
+                has_key = items[n].get("idempotency_key") is not None
+                await script(
+                    keys=[
+                        self.keys.stream,
+                        self.keys.stats,
+                        self.keys.idempotency(events[n].event_id),
+                    ],
+                    args=[
+                        encode_event(events[n]),
+                        self.settings.max_backlog,
+                        self.settings.idempotency_ttl_s,
+                        "1" if has_key else "0",
+                    ],
+                    client=pipe,
+                )
+            try:
+                results = await pipe.execute()
+            except (RedisConnectionError, RedisTimeoutError) as e:
+                raise RedisUnavailable(
+                    f"write failed; retry with the same idempotency_key: {e}"
+                ) from e
+            backlog, rejected = 0, []
+            for n, result in zip(todo, results, strict=True):
+                status, value = (x.decode() if isinstance(x, bytes) else str(x) for x in result)
+                if status == "backpressure":
+                    backlog = int(value)
+                    rejected.append(n)
+                    continue
+                receipts[n] = WriteReceipt(
+                    id=events[n].event_id,
+                    stream_id=value,
+                    duplicate=status == "duplicate",
+                )
+            if not rejected:
+                return [r for r in receipts if r is not None]
+            if self.settings.backpressure == "error" or time.monotonic() >= deadline:
+                error = Backpressure(backlog, self.settings.max_backlog)
+                error.accepted = [r for r in receipts if r is not None]
+                raise error
+            todo = rejected
+            await asyncio.sleep(_BLOCK_POLL_S)
+
+    async def _wait_aof(self, redis: aioredis.Redis) -> None:
+        """Block until the AOF holding the writes is fsynced (durable profile)."""
+        try:
+            local, _ = await redis.execute_command(
+                "WAITAOF", 1, 0, self.settings.waitaof_timeout_ms
+            )
+        except ResponseError as e:
+            raise ConfigError(
+                f"profile 'durable' needs appendonly yes on the server: {e}; "
+                "run `hindsight-redis doctor`"
+            ) from e
+        if int(local) < 1:
+            raise WriteTimeout(
+                "write accepted but the AOF fsync was not confirmed within "
+                f"{self.settings.waitaof_timeout_ms} ms"
+            )
+
+    async def _wait_outcome(
+        self, redis: aioredis.Redis, receipt: WriteReceipt, timeout_s: float
+    ) -> WriteReceipt:
+        """Wait until the worker committed this write; its final receipt."""
+        deadline = time.monotonic() + timeout_s
+        raw = await redis.get(self.keys.outcome(receipt.id))
+        while raw is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WriteTimeout(
+                    f"write {receipt.id} was accepted but not processed within {timeout_s}s "
+                    "(are workers running? `hindsight-redis stats` shows the backlog)"
+                )
+            if receipt.duplicate:
+                await asyncio.sleep(min(_BLOCK_POLL_S, remaining))
+                raw = await redis.get(self.keys.outcome(receipt.id))
+                continue
+            popped = await redis.blpop([self.keys.notify(receipt.id)], timeout=min(remaining, 1.0))
+            raw = popped[1] if popped else await redis.get(self.keys.outcome(receipt.id))
+        outcome = decode_outcome(raw)
+        status = str(outcome.get("status", "indexed"))
+        return WriteReceipt(
+            id=receipt.id,
+            status=status,
+            stream_id=receipt.stream_id,
+            reason=outcome.get("reason"),
+            merged_into=outcome.get("merged_into"),
+            duplicate=receipt.duplicate,
+        )
+
+    # -- reads and management --------------------------------------------------
+
+    async def get(self, memory_id: str) -> MemoryRecord | None:
+        """The memory with this id (active, archived, merged or dropped), or None."""
+        _check_id(memory_id)
+        redis = await self.connect()
+        values = await redis.hmget(self.keys.doc(memory_id), list(RECORD_FIELDS))
+        if any(v is not None for v in values):
+            return record_from_doc(memory_id, dict(zip(RECORD_FIELDS, values, strict=True)))
+        raw = await redis.get(self.keys.outcome(memory_id))
+        if raw is None:
+            return None
+        outcome = decode_outcome(raw)
+        status = outcome.get("status")
+        if status == "merged":
+            return MemoryRecord(
+                id=memory_id,
+                namespace=self.settings.namespace,
+                content=str(outcome.get("content", "")),
+                status="merged",
+                merged_into=outcome.get("merged_into"),
+                reason="near-duplicate of an existing memory",
+            )
+        if status == "dropped":
+            return MemoryRecord(
+                id=memory_id,
+                namespace=self.settings.namespace,
+                content=str(outcome.get("content", "")),
+                status="dropped",
+                agent_id=str(outcome.get("agent_id", "")),
+                source=str(outcome.get("source", "")),
+                reason=_reason(outcome),
+            )
+        return None
+
+    async def _set_fields(self, memory_id: str, **fields: str) -> MemoryRecord:
+        _check_id(memory_id)
+        redis = await self.connect()
+        key = self.keys.doc(memory_id)
+        # Only existing memories are touched: HSET on a missing key would create one.
+        script = redis.register_script(
+            "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end "
+            "redis.call('HSET', KEYS[1], unpack(ARGV)) return 1"
+        )
+        args = [x for pair in fields.items() for x in pair]
+        if not await script(keys=[key], args=args):
+            raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
+        record = await self.get(memory_id)
+        assert record is not None
+        return record
+
+    async def forget(self, memory_id: str) -> MemoryRecord:
+        """Archive a memory: it leaves search results but can be restored."""
+        return await self._set_fields(
+            memory_id, status="archived", archived_at=f"{time.time():.6f}"
+        )
+
+    async def restore(self, memory_id: str) -> MemoryRecord:
+        """Bring an archived memory back into search results."""
+        return await self._set_fields(memory_id, status="active", archived_at="")
+
+    async def protect(self, memory_id: str, protected: bool = True) -> MemoryRecord:
+        """Mark a memory as protected from retention sweeps (or lift the mark)."""
+        return await self._set_fields(memory_id, protected="1" if protected else "0")
+
+    async def stats(self) -> dict[str, Any]:
+        """Counters and stream state; see ``hindsight_redis.stats.collect_stats``."""
+        return await collect_stats(await self.connect(), self.keys)
+
+    async def dead_letters(self, count: int = 100) -> list[DeadLetter]:
+        """The oldest dead-lettered writes, with their errors."""
+        return await list_dead_letters(await self.connect(), self.keys, count)
+
+    async def replay_dead_letters(self, ids: list[str] | None = None) -> list[str]:
+        """Put dead letters (all, or those ids) back on the stream."""
+        return await replay_dead_letters(await self.connect(), self.keys, ids)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        mode: SearchMode = "hybrid",
+        task_type: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        tags: Sequence[str] | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        include_archived: bool = False,
+    ) -> list[SearchHit]:
+        """Hybrid (vector + keyword), vector or keyword search with metadata filters."""
+        from hindsight_redis.searching import SearchService
+
+        if isinstance(tags, str):
+            raise InvalidMemory("tags must be a list of strings")
+        filters = SearchFilters(
+            agent_id=agent_id,
+            session_id=session_id,
+            task_type=task_type,
+            tags=None if tags is None else tuple(tags),
+            since=since,
+            until=until,
+            include_archived=include_archived,
+        )
+        if self._search_state is None:
+            self._search_state = await SearchService.open(
+                await self.connect(), self.keys, self.settings
+            )
+        service: SearchService = self._search_state
+        return await service.search(query, top_k=top_k, mode=mode, filters=filters)
+
+
+def _check_id(memory_id: str) -> None:
+    if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 128:
+        raise InvalidMemory("memory id must be a non-empty string of at most 128 characters")
+    if any(c in memory_id for c in "{}:* \n"):
+        raise InvalidMemory(f"invalid memory id {memory_id!r}")
+
+
+def _reason(outcome: Mapping[str, Any]) -> str:
+    reason = str(outcome.get("reason", ""))
+    detail = outcome.get("detail")
+    return f"{reason} ({detail})" if detail else reason
