@@ -36,4 +36,5 @@ __all__ = [
     "Settings",
     "Worker",
     "WriteReceipt",
+    "WriteTimeout",
 ]

@@ -199,7 +199,7 @@ class MemoryIndex:
             "model_id": info.model_id,
             "dims": info.dims,
             "num_docs": int(float(text(raw.get("num_docs", 0)))),
-            "indexing_failures": int(float(text(raw.get("hash_indexing_failures", 0)))),
+            "hash_indexing_failures": int(float(text(raw.get("hash_indexing_failures", 0)))),
             "percent_indexed": float(text(raw.get("percent_indexed", 1))),
             "indexing": text(raw.get("indexing", 0)) not in ("0", ""),
         }

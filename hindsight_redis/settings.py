@@ -87,7 +87,7 @@ class Settings(BaseSettings):
         0.1, ge=0.0, le=0.5, description="Most the writer's importance hint moves a score."
     )
     llm_score_max_gap: float = Field(
-        0.3, ge=0.0, le=1.0, description="Most an LLM score may sit from the heuristic's."
+        0.15, ge=0.0, le=1.0, description="Most an LLM score may sit from the heuristic's."
     )
 
     # LLM (scorer, summarizer, conflict judge) through litellm

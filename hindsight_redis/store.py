@@ -14,6 +14,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -73,6 +74,7 @@ class AsyncMemoryClient:
         self._redis = redis
         self._owns_redis = redis is None
         self._search_state: Any = None
+        self._write_sha: str | None = None
 
     async def __aenter__(self) -> AsyncMemoryClient:
         await self.connect()
@@ -155,33 +157,10 @@ class AsyncMemoryClient:
         items: Sequence[Mapping[str, Any]],
         deadline: float,
     ) -> list[WriteReceipt]:
-        script = redis.register_script(scripts.WRITE)
         receipts: list[WriteReceipt | None] = [None] * len(events)
         todo = list(range(len(events)))
         while True:
-            pipe = redis.pipeline(transaction=False)
-            for n in todo:
-                has_key = items[n].get("idempotency_key") is not None
-                await script(
-                    keys=[
-                        self.keys.stream,
-                        self.keys.stats,
-                        self.keys.idempotency(events[n].event_id),
-                    ],
-                    args=[
-                        encode_event(events[n]),
-                        self.settings.max_backlog,
-                        self.settings.idempotency_ttl_s,
-                        "1" if has_key else "0",
-                    ],
-                    client=pipe,
-                )
-            try:
-                results = await pipe.execute()
-            except (RedisConnectionError, RedisTimeoutError) as e:
-                raise RedisUnavailable(
-                    f"write failed; retry with the same idempotency_key: {e}"
-                ) from e
+            results = await self._run_write_script(redis, events, items, todo)
             backlog, rejected = 0, []
             for n, result in zip(todo, results, strict=True):
                 status, value = (x.decode() if isinstance(x, bytes) else str(x) for x in result)
@@ -202,6 +181,44 @@ class AsyncMemoryClient:
                 raise error
             todo = rejected
             await asyncio.sleep(_BLOCK_POLL_S)
+
+    async def _run_write_script(
+        self,
+        redis: aioredis.Redis,
+        events: list[MemoryEvent],
+        items: Sequence[Mapping[str, Any]],
+        todo: list[int],
+    ) -> list[Any]:
+        """One EVALSHA per write, all in one pipeline: a single round trip."""
+        if self._write_sha is None:
+            self._write_sha = await redis.script_load(scripts.WRITE)
+        for attempt in (1, 2):
+            pipe = redis.pipeline(transaction=False)
+            for n in todo:
+                pipe.evalsha(
+                    self._write_sha,
+                    3,
+                    self.keys.stream,
+                    self.keys.stats,
+                    self.keys.idempotency(events[n].event_id),
+                    encode_event(events[n]),
+                    self.settings.max_backlog,
+                    self.settings.idempotency_ttl_s,
+                    "1" if items[n].get("idempotency_key") is not None else "0",
+                )
+            try:
+                return await pipe.execute()  # type: ignore[no-any-return]
+            except NoScriptError:
+                if attempt == 2:
+                    raise
+                # The server lost its script cache (restart): load again and retry;
+                # a script that failed with NOSCRIPT did not run, so nothing was written twice.
+                self._write_sha = await redis.script_load(scripts.WRITE)
+            except (RedisConnectionError, RedisTimeoutError) as e:
+                raise RedisUnavailable(
+                    f"write failed; retry with the same idempotency_key to stay exactly-once: {e}"
+                ) from e
+        raise AssertionError("unreachable")
 
     async def _wait_aof(self, redis: aioredis.Redis) -> None:
         """Block until the AOF holding the writes is fsynced (durable profile)."""

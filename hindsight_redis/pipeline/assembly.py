@@ -14,6 +14,7 @@ import redis.asyncio as aioredis
 
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Stage
+from hindsight_redis.pipeline.dedup import ConflictJudge
 from hindsight_redis.providers.embedders import Embedder, make_embedder
 from hindsight_redis.settings import Settings
 
@@ -26,6 +27,16 @@ class BuiltPipeline:
     vector_field: str
     embedding_model: str
     maintenance: Callable[[], Awaitable[object]] | None = None
+
+
+def judge_from_settings(settings: Settings) -> ConflictJudge:
+    """The LLM conflict judge when a model is configured, else the offline heuristic."""
+    from hindsight_redis.pipeline.dedup import HeuristicConflictJudge, LLMConflictJudge
+    from hindsight_redis.providers.llm import LLMClient
+
+    if settings.llm_model:
+        return LLMConflictJudge(LLMClient(settings), fallback=HeuristicConflictJudge())
+    return HeuristicConflictJudge()
 
 
 def embedder_from_settings(settings: Settings) -> Embedder:
@@ -43,7 +54,7 @@ def embedder_from_settings(settings: Settings) -> Embedder:
 async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) -> BuiltPipeline:
     """Stages for ``settings``, with the index ensured for their embedder."""
     from hindsight_redis.index import MemoryIndex
-    from hindsight_redis.pipeline.dedup import DedupStage, judge_from_settings
+    from hindsight_redis.pipeline.dedup import DedupStage
     from hindsight_redis.pipeline.embed import EmbedStage
     from hindsight_redis.pipeline.filters import build_filter_stages
     from hindsight_redis.search import flush_access_log

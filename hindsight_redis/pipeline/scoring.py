@@ -49,7 +49,8 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _FIRST = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|we'll|our|us)\b|我", re.I)
 _SECOND = re.compile(r"\b(you|your|you're|you've|yours|u)\b|你|您", re.I)
 _PREFERENCE = re.compile(
-    r"\b(love|like|prefer|hate|enjoy|dislike|adore|can't stand|favou?rite|allergic|"
+    r"\b(loves?|likes?|prefer(s|red)?|hates?|enjoys?|dislikes?|adores?|can't stand|"
+    r"favou?rite|allergic|"
     r"vegan|vegetarian|passionate|fan of|into)\b|喜欢|讨厌|偏好|过敏|爱吃|不吃|最爱|不喜欢",
     re.I,
 )
@@ -63,7 +64,7 @@ _DECISION = re.compile(
 _PAST = re.compile(
     r"\b(i|we|my \w+)\s+(?:\w+\s+)?(\w+ed|went|got|had|made|took|saw|met|bought|found|did|"
     r"was|were|came|gave|won|lost|ran|wrote|read|began|left|started|built|taught|"
-    r"learned|learnt|spent|kept|felt|tried)\b|了",
+    r"learned|learnt|spent|kept|felt|tried)\b|我们?[^，。！？,.!?]{1,6}[了过]",
     re.I,
 )
 _DATE = re.compile(
@@ -91,14 +92,21 @@ _SMALL_TALK = re.compile(
     r"yes|aw+|oh|ooh|omg|lol|haha|ha|woo+hoo|yay|i'm so happy|i'm glad|i'm sorry|sorry|"
     r"i agree|agreed|me too|same|exactly|true|right|good to|nice to|great to|"
     r"can't wait|enjoy|well done|good job|nice work|long time|what's up|how are you|"
-    r"how's it going|i know|appreciate|catch (you|ya)|bummer|"
-    r"哈哈|谢谢|太好了|不错|加油|恭喜|再见|你好)\b",
+    r"how's it going|i know|appreciate|catch (you|ya)|bummer)\b|"
+    r"^\W*(哈哈|嘿嘿|呵呵|谢谢|太好了|不错|加油|恭喜|再见|你好|哇|真棒|好棒)",
     re.I,
 )
 # Conservative on purpose: a sentence with a few content words and no signal
 # either way lands just above the default threshold (0.6); the penalties
 # (question, small talk, talking about the listener) push chatter below it.
 _BASE = 0.525
+# Text that addresses the scorer (prompt injection) is not a memory of anything.
+_INJECTION = re.compile(
+    r"\b(ignore|disregard|forget) (all |any |the |your )?(previous|prior|above|earlier)\b|"
+    r"\b(system prompt|you are now|new instructions|as an ai)\b|"
+    r"\b(score|rate) (this|it|me)\b|\bscore\s*[:=]|忽略(之前|以上|前面)",
+    re.I,
+)
 _STOPWORDS_TEXT = (
     "the a an and or but so to of in on at for with from by about as is are was were be "
     "been being it its this that these those there here what which who whom how when "
@@ -127,7 +135,8 @@ def _sentence_signals(sentence: str) -> tuple[float, list[str]]:
     if first:
         value += 0.1
         signals.append("first person")
-    if _PREFERENCE.search(sentence) and first:
+    second = bool(_SECOND.search(sentence))
+    if _PREFERENCE.search(sentence) and (first or not second):
         value += 0.15
         signals.append("preference")
     if _DECISION.search(sentence):
@@ -158,9 +167,9 @@ def _sentence_signals(sentence: str) -> tuple[float, list[str]]:
         value -= 0.2
         signals.append("question")
     if _SMALL_TALK.search(sentence) and not found:
-        value -= 0.15
+        value -= 0.25
         signals.append("small talk")
-    if not first and _SECOND.search(sentence):
+    if not first and second:
         value -= 0.1
         signals.append("about the listener")
     return min(max(value, 0.0), 1.0), signals
@@ -180,6 +189,10 @@ def heuristic_score(text: str) -> tuple[float, str]:
     best, signals = scored[0]
     extra = sum(1 for v, _ in scored[1:] if v >= 0.6)
     value = min(best + 0.05 * min(extra, 3), 1.0)
+    if _INJECTION.search(text):
+        # A text that addresses its judge is an attack or a prompt, not a memory.
+        value = min(value, 0.2)
+        signals = ["instructions to the scorer", *signals]
     reason = ", ".join(dict.fromkeys(signals)) or "no signal"
     return round(value, 4), reason
 
@@ -274,7 +287,7 @@ class LLMScorer:
         client: LLMClient,
         heuristic: HeuristicScorer | None = None,
         *,
-        max_gap: float = 0.3,
+        max_gap: float = 0.15,
         cache_entries: int = 4096,
     ) -> None:
         """Score through ``client``, bounded within ``max_gap`` of ``heuristic``."""

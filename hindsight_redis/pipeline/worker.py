@@ -55,7 +55,12 @@ def _text(value: Any) -> str:
 
 
 class Worker:
-    """Consumes writes of one namespace and indexes what survives the filters."""
+    """Consumes writes of one namespace and indexes what survives the filters.
+
+    ``stages`` replaces the default stage list (filters, embed, dedup);
+    ``extra_stages`` run after it. Start several workers (processes or hosts)
+    to scale out: they share the consumer group.
+    """
 
     def __init__(
         self,
@@ -63,12 +68,14 @@ class Worker:
         *,
         name: str | None = None,
         stages: Sequence[Stage] | None = None,
+        extra_stages: Sequence[Stage] = (),
         redis: aioredis.Redis | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.keys = Keys(self.settings.key_prefix, self.settings.namespace)
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._stages = list(stages) if stages is not None else None
+        self._extra_stages = list(extra_stages)
         self._redis = redis
         self._stopping = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -120,6 +127,7 @@ class Worker:
             outcome_ttl_s=self.settings.outcome_ttl_s,
         )
         stages = self._stages if self._stages is not None else built.stages
+        stages = [*stages, *self._extra_stages]
         self._maintenance = built.maintenance
         return committer, stages
 

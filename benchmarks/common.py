@@ -1,0 +1,55 @@
+"""Shared benchmark helpers: an embedded Redis for the run, LoCoMo texts, percentiles."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+LOCOMO = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+
+
+def locomo_path() -> Path:
+    """The LoCoMo dev file (``HINDSIGHT_LOCOMO`` overrides the default location)."""
+    return Path(os.environ.get("HINDSIGHT_LOCOMO", str(LOCOMO)))
+
+
+def locomo_turns() -> list[str]:
+    """Every dialogue turn of the dev conversations as ``speaker: text``."""
+    data = json.loads(locomo_path().read_text())
+    turns = []
+    for sample in data:
+        conversation = sample["conversation"]
+        for key, value in conversation.items():
+            if key.startswith("session_") and isinstance(value, list):
+                turns += [f"{t['speaker']}: {t['text']}" for t in value]
+    return turns
+
+
+@contextmanager
+def embedded_redis(profile: str = "ephemeral") -> Iterator[str]:
+    """A fresh embedded Redis on a free port for the run; yields its URL."""
+    from hindsight_redis.server import EmbeddedServer, get_profile
+
+    with tempfile.TemporaryDirectory(prefix="hs-bench-") as tmp:
+        server = EmbeddedServer(Path(tmp), get_profile(profile), port=0)
+        state = server.start()
+        try:
+            yield state.url
+        finally:
+            server.stop()
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) by nearest rank."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
+    return ordered[rank]

@@ -1,0 +1,207 @@
+"""The dedup stage: merge near-duplicates, flag contradictions for review.
+
+For each alive candidate (after ``EmbedStage``) the stage looks up the few
+nearest stored active memories of the namespace (one pipelined KNN round trip
+for the whole batch) and the earlier candidates of the same batch:
+
+* cosine >= ``settings.dedup_threshold``: ``candidate.merge_into`` = that
+  memory's id (the commit appends the source and bumps its access stats);
+* ``settings.conflict_threshold`` <= cosine < dedup threshold, and the
+  ``ConflictJudge`` says the two contradict: the id goes to
+  ``candidate.conflicts_with`` (the commit flags both for review).
+
+A candidate's memory id is its ``event.event_id``. Merges only happen
+between memories of the same visibility (and, for private ones, the same
+agent), so a private note never disappears into someone else's.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from hindsight_redis.errors import ProviderError, RedisUnavailable
+from hindsight_redis.index import IndexInfo, text
+from hindsight_redis.keys import Keys
+from hindsight_redis.pipeline.base import Candidate, alive
+from hindsight_redis.query import tag_clause
+from hindsight_redis.search import parse_search_reply
+from hindsight_redis.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+_NEIGHBOURS = 3
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|can't|don't|doesn't|"
+    r"didn't|isn't|aren't|wasn't|weren't|won't|wouldn't|shouldn't|no longer|"
+    r"stopped|dislikes?|hates?)\b|[不没別别勿未無无非]",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
+
+
+@runtime_checkable
+class ConflictJudge(Protocol):
+    """Decides whether a new memory contradicts a close stored one."""
+
+    async def contradicts(self, new: str, old: str) -> bool:
+        """True when ``new`` and ``old`` cannot both be true."""
+        ...
+
+
+class HeuristicConflictJudge:
+    """Cheap judge for two texts already known to be close.
+
+    Contradiction when one is negated and the other is not, or both carry
+    numbers (amounts, versions, dates, times) and the numbers differ.
+    """
+
+    async def contradicts(self, new: str, old: str) -> bool:
+        """True on a negation flip or changed numbers between ``new`` and ``old``."""
+        if len(_NEGATION.findall(new)) % 2 != len(_NEGATION.findall(old)) % 2:
+            return True
+        new_numbers, old_numbers = set(_NUMBER.findall(new)), set(_NUMBER.findall(old))
+        return bool(new_numbers and old_numbers and new_numbers != old_numbers)
+
+
+class LLMConflictJudge:
+    """Asks an LLM (``providers.llm.LLMClient``); falls back to the heuristic on failure."""
+
+    SYSTEM = (
+        "You compare two notes stored in an AI agent's memory. Decide whether "
+        "the NEW note contradicts the OLD one: both cannot be true at the same "
+        "time (changed fact, preference, number, date, or a negation). A note "
+        "that only adds detail does not contradict."
+    )
+
+    def __init__(self, llm: Any, fallback: ConflictJudge | None = None) -> None:
+        self.llm = llm
+        self.fallback = fallback or HeuristicConflictJudge()
+
+    async def contradicts(self, new: str, old: str) -> bool:
+        """The model's verdict; the heuristic's when the model fails."""
+        try:
+            answer = await self.llm.complete_json(
+                self.SYSTEM,
+                f"OLD: {old}\nNEW: {new}",
+                '{"contradicts": true|false, "reason": "<short>"}',
+            )
+            verdict = answer.get("contradicts")
+            if isinstance(verdict, bool):
+                return verdict
+            logger.warning("conflict judge answered without a boolean: %r", answer)
+        except ProviderError as e:
+            logger.warning("conflict judge failed, using heuristic: %s", e)
+        return await self.fallback.contradicts(new, old)
+
+
+def judge_from_settings(settings: Settings) -> ConflictJudge:
+    """The LLM judge when ``settings.llm_model`` is set, else the heuristic."""
+    if not settings.llm_model:
+        return HeuristicConflictJudge()
+    from hindsight_redis.providers.llm import LLMClient
+
+    return LLMConflictJudge(LLMClient(settings))
+
+
+class DedupStage:
+    """Marks near-duplicates for merging and contradictions for review."""
+
+    name = "dedup"
+
+    def __init__(
+        self,
+        redis: Redis,
+        keys: Keys,
+        settings: Settings,
+        index_info: IndexInfo,
+        judge: ConflictJudge | None = None,
+    ) -> None:
+        self.redis = redis
+        self.keys = keys
+        self.settings = settings
+        self.index_info = index_info
+        self.judge = judge or HeuristicConflictJudge()
+
+    def _filter(self, candidate: Candidate) -> str:
+        event = candidate.event
+        parts = [tag_clause("namespace", self.keys.namespace), tag_clause("status", "active")]
+        parts.append(tag_clause("visibility", event.visibility or "shared"))
+        if event.visibility == "private" and event.agent_id:
+            parts.append(tag_clause("agent_id", event.agent_id))
+        return " ".join(parts)
+
+    async def _stored_neighbours(
+        self, todo: Sequence[Candidate]
+    ) -> list[list[tuple[str, float, str]]]:
+        """(memory id, cosine, content) of the nearest stored memories, per candidate."""
+        info = self.index_info
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for cand in todo:
+                    assert cand.embedding is not None
+                    knn = f"({self._filter(cand)})=>[KNN {_NEIGHBOURS} @{info.vector_field} $BLOB AS __d]"
+                    pipe.execute_command(
+                        "FT.SEARCH", info.alias, knn, "PARAMS", "2", "BLOB",
+                        cand.embedding.astype(np.float32).tobytes(), "SORTBY", "__d", "ASC",
+                        "LIMIT", "0", str(_NEIGHBOURS), "RETURN", "2", "__d", "content",
+                        "DIALECT", "2", NEVER_DECODE=True,
+                    )  # fmt: skip
+                replies = await pipe.execute()
+        except RedisError as e:
+            raise RedisUnavailable(f"dedup lookup failed: {e}") from e
+        found = []
+        for reply in replies:
+            rows = parse_search_reply(reply, with_scores=False)
+            found.append(
+                [
+                    (
+                        row.doc_id.removeprefix(self.keys.doc_prefix),
+                        1.0 - float(text(row.fields.get("__d")) or 1.0),
+                        text(row.fields.get("content")),
+                    )
+                    for row in rows
+                ]
+            )
+        return found
+
+    async def process(self, batch: Sequence[Candidate]) -> None:
+        """Set ``merge_into`` / ``conflicts_with`` on the alive candidates of ``batch``."""
+        todo = [c for c in alive(batch) if c.embedding is not None]
+        if not todo:
+            return
+        stored = await self._stored_neighbours(todo)
+        earlier: list[Candidate] = []
+        for cand, neighbours in zip(todo, stored, strict=True):
+            assert cand.embedding is not None
+            options = list(neighbours)
+            for prev in earlier:
+                if prev.alive and self._filter(prev) == self._filter(cand):
+                    assert prev.embedding is not None
+                    sim = float(prev.embedding @ cand.embedding)
+                    options.append((prev.event.event_id, sim, prev.content))
+            options.sort(key=lambda o: -o[1])
+            await self._decide(cand, options)
+            if cand.alive:
+                earlier.append(cand)
+
+    async def _decide(self, cand: Candidate, options: list[tuple[str, float, str]]) -> None:
+        for memory_id, sim, content in options:
+            if memory_id == cand.event.event_id:
+                continue  # a redelivered write finding itself
+            if sim >= self.settings.dedup_threshold:
+                cand.merge_into = memory_id
+                cand.count("dedup:merged")
+                return
+            if sim >= self.settings.conflict_threshold and await self.judge.contradicts(
+                cand.content, content
+            ):
+                if memory_id not in cand.conflicts_with:
+                    cand.conflicts_with.append(memory_id)
+                    cand.count("dedup:conflict")

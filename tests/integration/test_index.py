@@ -1,0 +1,127 @@
+"""Index lifecycle: creation, embedding mismatch, reindex with an alias swap."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from hindsight_redis.codec import doc_from_candidate
+from hindsight_redis.errors import EmbeddingMismatch
+from hindsight_redis.index import IndexInfo, MemoryIndex
+from hindsight_redis.keys import Keys
+from hindsight_redis.models import MemoryEvent
+from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.providers.embedders import Embedder, HashEmbedder
+from hindsight_redis.search import search_memories
+from hindsight_redis.settings import Settings
+from tests.integration.helpers import wait_for
+
+
+class RenamedEmbedder(HashEmbedder):
+    """The hash embedder under another model id (same dims)."""
+
+    @property
+    def model_id(self) -> str:
+        return "other-model"
+
+
+@pytest.fixture
+async def redis(settings: Settings) -> AsyncIterator[Redis]:
+    client = Redis.from_url(settings.redis_url or "")
+    yield client
+    await client.aclose()
+
+
+async def _put(redis: Redis, keys: Keys, info: IndexInfo, embedder: Embedder, n: int) -> None:
+    texts = [f"note {i} about project falcon milestone {i}" for i in range(n)]
+    vectors = await embedder.embed(texts)
+    async with redis.pipeline(transaction=False) as pipe:
+        for i, (content, vec) in enumerate(zip(texts, vectors, strict=True)):
+            event = MemoryEvent(event_id=f"m{i}", namespace=keys.namespace, content=content, created_at=time.time())
+            doc = doc_from_candidate(
+                Candidate("0-0", event, content, embedding=vec), memory_id=f"m{i}",
+                vector_field=info.vector_field, embedding_model=embedder.model_id, now=time.time(),
+            )  # fmt: skip
+            pipe.hset(keys.doc(f"m{i}"), mapping=doc)  # type: ignore[arg-type]
+        await pipe.execute()
+
+
+async def test_ensure_creates_index_alias_and_record(redis: Redis, settings: Settings) -> None:
+    keys = Keys(settings.key_prefix, settings.namespace)
+    index = MemoryIndex(redis, keys, settings)
+    info = await index.ensure(HashEmbedder())
+    assert info.generation == 1 and info.vector_field == "vec_g1" and info.dims == 256
+    meta = await redis.hgetall(keys.index_meta)
+    assert meta[b"model_id"] == b"hash:v1-256" and meta[b"dims"] == b"256"
+    assert await index.ensure(HashEmbedder()) == info  # idempotent
+    health = await index.health()
+    assert health["exists"] and health["num_docs"] == 0 and health["model_id"] == info.model_id
+
+
+async def test_concurrent_ensure_records_one_index(redis: Redis, settings: Settings) -> None:
+    keys = Keys(settings.key_prefix, settings.namespace)
+    infos = await asyncio.gather(*(MemoryIndex(redis, keys, settings).ensure(HashEmbedder()) for _ in range(5)))
+    assert len(set(infos)) == 1
+
+
+async def test_other_dimension_raises_mismatch(redis: Redis, settings: Settings) -> None:
+    keys = Keys(settings.key_prefix, settings.namespace)
+    await MemoryIndex(redis, keys, settings).ensure(HashEmbedder())
+    with pytest.raises(EmbeddingMismatch) as caught:
+        await MemoryIndex(redis, keys, settings).ensure(HashEmbedder(dims=64))
+    message = str(caught.value)
+    assert "256 dims" in message and "64 dims" in message
+    assert "hindsight-redis reindex --embedder" in message
+
+
+async def test_other_model_raises_mismatch(redis: Redis, settings: Settings) -> None:
+    keys = Keys(settings.key_prefix, settings.namespace)
+    await MemoryIndex(redis, keys, settings).ensure(HashEmbedder())
+    with pytest.raises(EmbeddingMismatch, match="other-model"):
+        await MemoryIndex(redis, keys, settings).ensure(RenamedEmbedder())
+
+
+async def test_reindex_swaps_alias_and_search_keeps_working(redis: Redis, settings: Settings) -> None:
+    keys = Keys(settings.key_prefix, settings.namespace)
+    index = MemoryIndex(redis, keys, settings)
+    old_embedder, new_embedder = HashEmbedder(), HashEmbedder(dims=64)
+    old = await index.ensure(old_embedder)
+    await _put(redis, keys, old, old_embedder, 300)
+
+    async def all_indexed() -> bool:
+        return int((await redis.ft(keys.index_alias).info())["num_docs"]) == 300
+
+    await wait_for(all_indexed)
+    stop = asyncio.Event()
+    answered: list[int] = []
+
+    async def keep_searching() -> None:
+        while not stop.is_set():
+            try:
+                hits = await search_memories(redis, keys, settings, old_embedder, old, "falcon milestone 7", record_access=False)
+            except EmbeddingMismatch:
+                return  # the alias moved: this client must switch embedders
+            answered.append(len(hits))
+            await asyncio.sleep(0)
+
+    searcher = asyncio.create_task(keep_searching())
+    new = await index.reindex(new_embedder)
+    stop.set()
+    await searcher
+    assert answered and all(n == 5 for n in answered)
+    assert new.generation == 2 and new.vector_field == "vec_g2" and new.dims == 64
+    assert new.model_id == new_embedder.model_id
+    with pytest.raises(EmbeddingMismatch):
+        await index.ensure(old_embedder)
+    assert await index.ensure(new_embedder) == new
+    hits = await search_memories(redis, keys, settings, new_embedder, new, "falcon milestone 7")
+    assert hits[0].id == "m7"
+    names = [n.decode() for n in await redis.execute_command("FT._LIST")]
+    assert new.name in names and old.name not in names
+    assert await redis.hexists(keys.doc("m7"), "vec_g2")
+    assert not await redis.hexists(keys.doc("m7"), "vec_g1")
+    assert int((await redis.ft(keys.index_alias).info())["num_docs"]) == 300

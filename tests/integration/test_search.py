@@ -1,0 +1,260 @@
+"""Search against the real embedded Redis: modes, filters, identifiers, Chinese, injection."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from hindsight_redis.codec import doc_from_candidate
+from hindsight_redis.errors import EmbeddingMismatch, InvalidMemory
+from hindsight_redis.index import IndexInfo, MemoryIndex
+from hindsight_redis.keys import Keys
+from hindsight_redis.models import MemoryEvent, SearchFilters
+from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.providers.embedders import HashEmbedder
+from hindsight_redis.search import flush_access_log, list_conflicts, search_memories
+from hindsight_redis.settings import Settings
+from tests.integration.helpers import wait_for
+
+
+@dataclass
+class Env:
+    redis: Redis
+    keys: Keys
+    settings: Settings
+    embedder: HashEmbedder
+    info: IndexInfo
+
+    async def put(self, memory_id: str, content: str, **fields: Any) -> None:
+        """HSET one memory document the way the worker's commit does."""
+        status = fields.pop("status", "active")
+        conflicts = fields.pop("conflicts_with", [])
+        event = MemoryEvent(
+            event_id=memory_id,
+            namespace=self.keys.namespace,
+            content=content,
+            created_at=fields.pop("created_at", time.time()),
+            **fields,
+        )
+        cand = Candidate("0-0", event, content, conflicts_with=list(conflicts))
+        cand.embedding = (await self.embedder.embed([content]))[0]
+        doc = doc_from_candidate(
+            cand,
+            memory_id=memory_id,
+            vector_field=self.info.vector_field,
+            embedding_model=self.embedder.model_id,
+            now=time.time(),
+        )
+        doc["status"] = status
+        await self.redis.hset(self.keys.doc(memory_id), mapping=doc)  # type: ignore[arg-type]
+
+    async def indexed(self, count: int) -> None:
+        async def done() -> bool:
+            info = await self.redis.ft(self.info.alias).info()
+            return int(info["num_docs"]) >= count
+
+        await wait_for(done)
+
+    async def search(self, query: str, **kwargs: Any) -> list[str]:
+        hits = await search_memories(
+            self.redis, self.keys, self.settings, self.embedder, self.info, query, **kwargs
+        )
+        return [h.id for h in hits]
+
+
+@pytest.fixture
+async def env(settings: Settings) -> AsyncIterator[Env]:
+    redis = Redis.from_url(settings.redis_url or "")
+    keys = Keys(settings.key_prefix, settings.namespace)
+    embedder = HashEmbedder()
+    info = await MemoryIndex(redis, keys, settings).ensure(embedder)
+    yield Env(redis, keys, settings, embedder, info)
+    await redis.aclose()
+
+
+CORPUS = {
+    "tea": "Alice drinks green tea every morning before standup",
+    "deploy": "The billing-service-v2 deploy failed with ERR_CONN_RESET on the gateway",
+    "user": "Account user_42 asked for a refund of the annual plan",
+    "coffee": "Bob prefers espresso coffee after lunch",
+    "zh_lang": "用户喜欢用中文回答问题",
+    "zh_deploy": "部署数据库迁移脚本时出现超时错误",
+}
+
+
+async def _load(env: Env) -> None:
+    for memory_id, content in CORPUS.items():
+        await env.put(memory_id, content, agent_id="planner", session_id="s1")
+    await env.indexed(len(CORPUS))
+
+
+@pytest.mark.parametrize("mode", ["vector", "keyword", "hybrid"])
+async def test_each_mode_finds_the_matching_memory(env: Env, mode: str) -> None:
+    await _load(env)
+    assert (await env.search("green tea in the morning", mode=mode, top_k=3))[0] == "tea"
+
+
+async def test_hits_carry_fields_and_scores(env: Env) -> None:
+    await _load(env)
+    hits = await search_memories(
+        env.redis, env.keys, env.settings, env.embedder, env.info, "espresso coffee"
+    )
+    best = hits[0]
+    assert best.id == "coffee" and best.agent_id == "planner" and best.session_id == "s1"
+    assert best.vector is not None and best.keyword is not None and best.fused > 0
+    assert best.content == CORPUS["coffee"]
+
+
+@pytest.mark.parametrize(
+    "identifier, expected",
+    [
+        ("billing-service-v2", "deploy"),
+        ("ERR_CONN_RESET", "deploy"),
+        ("user_42", "user"),
+        ("what happened to billing-service-v2?", "deploy"),
+    ],
+)
+async def test_identifiers_are_found_by_keyword(env: Env, identifier: str, expected: str) -> None:
+    await _load(env)
+    assert (await env.search(identifier, mode="keyword"))[0] == expected
+    assert (await env.search(identifier, mode="hybrid"))[0] == expected
+
+
+async def test_identifier_inside_chinese_memory_is_found(env: Env) -> None:
+    await env.put("zh_err", "部署 billing-service-v2 时出现 ERR_CONN_RESET 错误")
+    await env.put("other", "The payments service is healthy")
+    await env.indexed(2)
+    assert await env.search("ERR_CONN_RESET", mode="keyword") == ["zh_err"]
+    assert (await env.search("billing-service-v2", mode="keyword"))[0] == "zh_err"
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [("中文", "zh_lang"), ("用户喜欢什么语言", "zh_lang"), ("超时错误", "zh_deploy"), ("数据库", "zh_deploy")],
+)
+async def test_chinese_keyword_search_segments_words(env: Env, query: str, expected: str) -> None:
+    await _load(env)
+    assert (await env.search(query, mode="keyword"))[0] == expected
+
+
+async def test_chinese_vector_and_hybrid_search(env: Env) -> None:
+    await _load(env)
+    assert (await env.search("部署脚本超时", mode="vector"))[0] == "zh_deploy"
+    assert (await env.search("部署脚本超时", mode="hybrid"))[0] == "zh_deploy"
+
+
+async def test_filters_by_agent_session_task_and_tags(env: Env) -> None:
+    await env.put("a1", "deploy notes for the gateway", agent_id="a", session_id="s1", task_type="ops", tags=("team:x", "prod"))
+    await env.put("b1", "deploy notes for the gateway", agent_id="b", session_id="s2", task_type="dev", tags=("team:y",))
+    await env.indexed(2)
+    assert await env.search("deploy", filters=SearchFilters(agent_id="a")) == ["a1"]
+    assert await env.search("deploy", filters=SearchFilters(session_id="s2")) == ["b1"]
+    assert await env.search("deploy", filters=SearchFilters(task_type="ops")) == ["a1"]
+    assert await env.search("deploy", filters=SearchFilters(tags=("team:y",))) == ["b1"]
+    assert await env.search("deploy", filters=SearchFilters(tags=("team:x", "prod"))) == ["a1"]
+    assert await env.search("deploy", filters=SearchFilters(tags=("team:x", "team:y"))) == []
+
+
+async def test_filters_by_time_range(env: Env) -> None:
+    await env.put("old", "quarterly report draft", created_at=1_000.0)
+    await env.put("new", "quarterly report final", created_at=2_000.0)
+    await env.indexed(2)
+    assert await env.search("quarterly report", filters=SearchFilters(until=1_500)) == ["old"]
+    assert await env.search("quarterly report", filters=SearchFilters(since=1_500)) == ["new"]
+
+
+async def test_archived_excluded_unless_asked(env: Env) -> None:
+    await env.put("live", "the office wifi password rotates monthly")
+    await env.put("gone", "the office wifi password is hunter2", status="archived")
+    await env.indexed(2)
+    assert await env.search("office wifi password") == ["live"]
+    found = await env.search("office wifi password", filters=SearchFilters(include_archived=True))
+    assert sorted(found) == ["gone", "live"]
+
+
+async def test_private_memories_only_for_their_agent(env: Env) -> None:
+    await env.put("mine", "secret plan for the launch", agent_id="a", visibility="private")
+    await env.put("shared", "public plan for the launch", agent_id="b")
+    await env.indexed(2)
+    assert await env.search("plan for the launch") == ["shared"]
+    assert await env.search("plan for the launch", filters=SearchFilters(agent_id="a")) == ["mine"]
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["a|b}", "*", "-@status:{archived}", "x} | @status:{archived", "planner) | (*", "$BLOB"],
+)
+async def test_injected_filter_values_never_widen_the_filter(env: Env, hostile: str) -> None:
+    await env.put("live", "launch checklist", agent_id="planner")
+    await env.put("gone", "launch checklist archived", agent_id="planner", status="archived")
+    await env.put("weird", "launch checklist odd", agent_id="a|b}", tags=("a|b}",))
+    await env.indexed(3)
+    for filters in (
+        SearchFilters(agent_id=hostile),
+        SearchFilters(session_id=hostile),
+        SearchFilters(task_type=hostile),
+        SearchFilters(tags=(hostile,)),
+    ):
+        found = await env.search("launch checklist", filters=filters, top_k=10)
+        assert "gone" not in found and "live" not in found
+    assert await env.search("launch checklist", filters=SearchFilters(agent_id="a|b}")) == ["weird"]
+
+
+@pytest.mark.parametrize(
+    "query", ["-@status:{archived}", "@status:{archived} | *", "* | launch", "$BLOB ~ %%x%% =>[KNN 5 @x $y]"]
+)
+async def test_injected_query_text_never_widens_the_filter(env: Env, query: str) -> None:
+    await env.put("live", "launch checklist status")
+    await env.put("gone", "launch checklist archived status", status="archived")
+    await env.indexed(2)
+    for mode in ("keyword", "hybrid", "vector"):
+        assert "gone" not in await env.search(query, mode=mode, top_k=10)
+
+
+@pytest.mark.parametrize("kwargs", [{"top_k": 0}, {"top_k": 101}, {"mode": "fuzzy"}])
+async def test_invalid_arguments_rejected(env: Env, kwargs: dict[str, Any]) -> None:
+    with pytest.raises(InvalidMemory):
+        await env.search("x", **kwargs)
+
+
+async def test_empty_query_rejected(env: Env) -> None:
+    with pytest.raises(InvalidMemory):
+        await env.search("   ")
+
+
+async def test_other_embedder_is_refused(env: Env) -> None:
+    with pytest.raises(EmbeddingMismatch, match="reindex"):
+        await search_memories(
+            env.redis, env.keys, env.settings, HashEmbedder(dims=64), env.info, "x"
+        )
+
+
+async def test_access_counts_are_flushed_into_memories(env: Env) -> None:
+    await env.put("tea", CORPUS["tea"])
+    await env.indexed(1)
+    for _ in range(3):
+        await env.search("green tea", top_k=1)
+    assert await flush_access_log(env.redis, env.keys, now=5.0) == 1
+    doc = await env.redis.hmget(env.keys.doc("tea"), ["access_count", "last_accessed_at"])
+    assert doc == [b"3", b"5.000000"]
+    assert await flush_access_log(env.redis, env.keys) == 0
+
+
+async def test_flush_skips_deleted_memories(env: Env) -> None:
+    await env.redis.hincrby(env.keys.access_log, "ghost", 2)
+    assert await flush_access_log(env.redis, env.keys) == 1
+    assert not await env.redis.exists(env.keys.doc("ghost"))
+
+
+async def test_list_conflicts_returns_flagged_memories(env: Env) -> None:
+    await env.put("old", "the standup is at 9:00")
+    await env.put("new", "the standup is at 10:00", conflicts_with=["old"])
+    await env.indexed(2)
+    records = await list_conflicts(env.redis, env.keys)
+    assert [r.id for r in records] == ["new"]
+    assert records[0].conflicts_with == ("old",)

@@ -1,0 +1,88 @@
+"""The embedded server launcher and doctor, against real redis-server processes."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from hindsight_redis.cli import main
+from hindsight_redis.errors import DataDirError, PortInUse, ServerError
+from hindsight_redis.server import EmbeddedServer, free_port, find_binaries, get_profile
+
+
+def test_start_applies_the_profile_and_loads_search(tmp_path: Path) -> None:
+    server = EmbeddedServer(tmp_path / "d", get_profile("durable"), port=0)
+    state = server.start()
+    try:
+        client = redis.Redis.from_url(state.url)
+        assert client.config_get("appendfsync") == {"appendfsync": "always"}
+        modules = {m[b"name"] for m in client.module_list()}
+        assert {b"search", b"ReJSON"} <= modules
+        assert server.state() == state and server.pid_file.exists() and server.log_file.exists()
+        with pytest.raises(ServerError, match="already running"):
+            server.start()
+        assert server.ensure_started() == state
+    finally:
+        assert server.stop()
+    assert server.state() is None and not server.stop()
+
+
+def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        with pytest.raises(PortInUse, match=f"port {port}"):
+            EmbeddedServer(tmp_path, get_profile("ephemeral"), port=port).start()
+
+
+def test_unwritable_data_dir_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a dir")
+    with pytest.raises(DataDirError, match="not writable"):
+        EmbeddedServer(blocker / "sub", get_profile("ephemeral"), port=0).start()
+
+
+def test_cli_server_and_doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HINDSIGHT_REDIS_URL", raising=False)
+    common = ["--server-dir", str(tmp_path), "--port", "0", "--profile", "durable"]
+    assert main(["server", "start", *common]) == 0
+    try:
+        assert main(["server", "status", *common]) == 0
+        assert main(["doctor", *common]) == 0
+        out = capsys.readouterr().out
+        assert "search" in out and "appendfsync=always" in out and "all checks passed" in out
+        assert main(["doctor", "--server-dir", str(tmp_path), "--profile", "balanced"]) == 1
+        assert "appendfsync is 'always'" in capsys.readouterr().out
+    finally:
+        assert main(["server", "stop", *common]) == 0
+    assert main(["server", "status", *common]) == 3
+
+
+def test_doctor_explains_a_redis_without_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(find_binaries().server), "--port", str(port), "--save", "", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        client = redis.Redis(port=port)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        code = main(["doctor", "--redis-url", f"redis://127.0.0.1:{port}/0", "--profile", "ephemeral"])
+        out = capsys.readouterr().out
+        assert code == 1 and "no search module" in out
+    finally:
+        proc.terminate()
+        proc.wait()

@@ -1,0 +1,221 @@
+"""The write path and workers against the real embedded Redis."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hindsight_redis import AsyncMemoryClient, Backpressure, InvalidMemory, Settings, Worker
+from hindsight_redis.codec import EVENT_FIELD
+from hindsight_redis.errors import InvalidMemory as InvalidMemoryError
+
+from helpers import FailOn
+
+FACT = "The billing-service-v2 deploy on 2026-03-02 failed with ERR_CONN_RESET, rolled back by Alice"
+OTHER = "Bob prefers answers in Chinese and wants weekly summaries every Friday at 9am"
+THIRD = "The staging Postgres cluster moved to eu-west-1 on March 14; credentials rotate monthly"
+
+
+async def _doc_ids(client: AsyncMemoryClient) -> list[str]:
+    ids = []
+    async for key in client.redis.scan_iter(match=f"{client.keys.doc_prefix}*", count=1000):
+        ids.append(key.decode().removeprefix(client.keys.doc_prefix))
+    return ids
+
+
+async def test_write_returns_at_once_and_a_worker_indexes_it(settings: Settings) -> None:
+    async with AsyncMemoryClient(settings) as client:
+        receipt = await client.write(FACT, agent_id="planner", session_id="s-42", tags=["ops"])
+        assert receipt.status == "accepted" and receipt.stream_id
+        assert await client.get(receipt.id) is None  # not processed yet: nothing stored
+        report = await Worker(settings).run_async(burst=True)
+        assert report.indexed == 1
+        record = await client.get(receipt.id)
+        assert record is not None and record.status == "active"
+        assert record.content == FACT and record.agent_id == "planner" and record.tags == ("ops",)
+        assert record.embedding_dims > 0
+
+
+async def test_write_many_is_one_round_trip_and_keeps_order(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from redis.asyncio.client import Pipeline
+
+    executions = []
+    real_execute = Pipeline.execute
+
+    async def counting_execute(self: Pipeline, *args: object, **kwargs: object) -> object:
+        executions.append(len(self.command_stack))
+        return await real_execute(self, *args, **kwargs)
+
+    async with AsyncMemoryClient(settings) as client:
+        await client.write("warm-up: loads the write script once")
+        monkeypatch.setattr(Pipeline, "execute", counting_execute)
+        items = [{"content": f"{FACT} (copy {n})", "source": f"chat#{n}"} for n in range(50)]
+        receipts = await client.write_many(items)
+        assert executions == [50]  # one pipeline, one round trip, one script call per item
+        assert len(receipts) == 50 and len({r.id for r in receipts}) == 50
+        stream_ids = [r.stream_id for r in receipts]
+        assert stream_ids == sorted(stream_ids, key=lambda s: tuple(map(int, s.split("-"))))
+
+
+async def test_invalid_writes_get_clear_errors_and_nothing_is_queued(settings: Settings) -> None:
+    async with AsyncMemoryClient(settings) as client:
+        with pytest.raises(InvalidMemory, match="content must not be empty"):
+            await client.write("   ")
+        with pytest.raises(InvalidMemory, match="unknown field"):
+            await client.write(FACT, colour="red")
+        with pytest.raises(InvalidMemory, match="tags must be a list"):
+            await client.write(FACT, tags="ops")
+        with pytest.raises(InvalidMemoryError, match="item 1"):
+            await client.write_many([{"content": FACT}, {"content": ""}])
+        with pytest.raises(InvalidMemory, match="limit"):
+            await client.write("x" * (settings.max_content_chars + 1))
+        assert (await client.stats())["accepted"] == 0
+
+
+async def test_idempotent_retry_returns_first_receipt_and_indexes_once(settings: Settings) -> None:
+    async with AsyncMemoryClient(settings) as client:
+        first = await client.write(FACT, idempotency_key="msg-7")
+        again = await client.write(FACT, idempotency_key="msg-7")
+        assert (again.id, again.stream_id) == (first.id, first.stream_id)
+        assert again.duplicate and not first.duplicate
+        await Worker(settings).run_async(burst=True)
+        third = await client.write(FACT, idempotency_key="msg-7")
+        assert third.id == first.id and third.duplicate
+        stats = await client.stats()
+        assert stats["accepted"] == 1 and stats["indexed"] == 1
+        assert await _doc_ids(client) == [first.id]
+
+
+async def test_backpressure_rejects_writes_over_the_backlog_limit(settings: Settings) -> None:
+    tight = settings.model_copy(update={"max_backlog": 5})
+    async with AsyncMemoryClient(tight) as client:
+        await client.write_many([{"content": f"{FACT} #{n}"} for n in range(5)])
+        with pytest.raises(Backpressure, match="5 unprocessed") as info:
+            await client.write(FACT + " one too many")
+        assert info.value.retryable
+        await Worker(tight).run_async(burst=True)
+        receipt = await client.write(FACT + " after draining")  # room again
+        assert receipt.status == "accepted"
+        assert (await client.stats())["accepted"] == 6  # the rejected write was never queued
+
+
+async def test_backpressure_block_mode_waits_for_room(settings: Settings) -> None:
+    blocking = settings.model_copy(
+        update={"max_backlog": 3, "backpressure": "block", "backpressure_timeout_s": 20.0}
+    )
+    async with AsyncMemoryClient(blocking) as client:
+        await client.write_many([{"content": f"{FACT} #{n}"} for n in range(3)])
+        writer = asyncio.create_task(client.write(FACT + " waits"))
+        await asyncio.sleep(0.2)
+        assert not writer.done()
+        await Worker(blocking).run_async(burst=True)
+        receipt = await asyncio.wait_for(writer, 10)
+        assert receipt.status == "accepted"
+
+
+async def test_poison_entry_is_dead_lettered_and_the_stream_keeps_flowing(settings: Settings) -> None:
+    async with AsyncMemoryClient(settings) as client:
+        await client.write(FACT + " before")
+        await client.redis.xadd(client.keys.stream, {EVENT_FIELD: b"\xc1 not msgpack"})
+        await client.redis.hincrby(client.keys.stats, "accepted", 1)
+        await client.write(THIRD)
+        report = await Worker(settings).run_async(burst=True)
+        assert report.indexed == 2 and report.dead_lettered == 1
+        letters = await client.dead_letters()
+        assert len(letters) == 1 and "PoisonMessage" in letters[0].error
+        stats = await client.stats()
+        assert stats["dead_letters"] == 1 and stats["backlog"] == 0 and stats["pending"] == 0
+
+
+async def test_failing_entry_is_retried_then_dead_lettered_and_replayable(settings: Settings) -> None:
+    fast = settings.model_copy(update={"max_deliveries": 3, "claim_idle_ms": 50})
+    async with AsyncMemoryClient(fast) as client:
+        bad = await client.write(FACT + " POISON")
+        good = await client.write(OTHER)
+        stage = FailOn("POISON")
+        report = await Worker(fast, extra_stages=[stage]).run_async(burst=True)
+        assert report.indexed == 1 and report.dead_lettered == 1 and report.failed == 3
+        letters = await client.dead_letters()
+        assert [dl.memory_id for dl in letters] == [bad.id]
+        assert "RuntimeError: boom" in letters[0].error and letters[0].deliveries == 3
+        assert (await client.get(good.id)) is not None
+        # fix the cause, replay: the write is indexed and the dead-letter stream is empty
+        assert len(await client.replay_dead_letters()) == 1
+        report = await Worker(fast).run_async(burst=True)
+        assert report.indexed == 1
+        record = await client.get(bad.id)
+        assert record is not None and record.status == "active"
+        assert (await client.stats())["dead_letters"] == 0
+
+
+async def test_non_retryable_error_dead_letters_at_once(settings: Settings) -> None:
+    async with AsyncMemoryClient(settings) as client:
+        await client.write(FACT + " INVALID")
+        stage = FailOn("INVALID", InvalidMemoryError("cannot be stored"))
+        report = await Worker(settings, extra_stages=[stage]).run_async(burst=True)
+        assert report.dead_lettered == 1 and report.failed == 1
+
+
+async def test_wait_true_returns_once_searchable(settings: Settings) -> None:
+    async with AsyncMemoryClient(settings) as client:
+        worker = Worker(settings)
+        task = asyncio.create_task(worker.run_async())
+        try:
+            receipt = await client.write(FACT, wait=True, timeout=20)
+            assert receipt.status == "indexed"
+            hits = await client.search("ERR_CONN_RESET", mode="keyword")
+            assert receipt.id in [h.id for h in hits]
+        finally:
+            worker.stop()
+            await task
+
+
+async def test_wait_true_reports_the_drop_reason(settings: Settings) -> None:
+    async with AsyncMemoryClient(settings) as client:
+        worker = Worker(settings)
+        task = asyncio.create_task(worker.run_async())
+        try:
+            receipt = await client.write("ok thanks!", wait=True, timeout=20)
+        finally:
+            worker.stop()
+            await task
+        assert receipt.status == "dropped" and receipt.reason and receipt.reason.startswith("rule:")
+        record = await client.get(receipt.id)
+        assert record is not None and record.status == "dropped" and record.reason
+        stats = await client.stats()
+        assert stats["dropped"]["total"] == 1
+
+
+async def test_two_workers_share_the_group_and_index_each_write_once(settings: Settings) -> None:
+    small = settings.model_copy(update={"worker_batch_size": 10})
+    async with AsyncMemoryClient(small) as client:
+        receipts = await client.write_many(
+            [{"content": f"{FACT} variant {n} with order number {n * 7919}"} for n in range(300)]
+        )
+        a, b = Worker(small, name="a"), Worker(small, name="b")
+        ra, rb = await asyncio.gather(a.run_async(burst=True), b.run_async(burst=True))
+        assert ra.batches > 0 and rb.batches > 0
+        total = ra.indexed + rb.indexed + ra.merged + rb.merged + ra.dropped + rb.dropped
+        assert total == 300
+        stats = await client.stats()
+        assert stats["processed"] == 300 and stats["backlog"] == 0
+        ids = set(await _doc_ids(client))
+        assert len(ids) == stats["indexed"]
+        assert ids <= {r.id for r in receipts}
+
+
+async def test_forget_restore_protect(settings: Settings) -> None:
+    async with AsyncMemoryClient(settings) as client:
+        receipt = await client.write(FACT)
+        await Worker(settings).run_async(burst=True)
+        assert (await client.forget(receipt.id)).status == "archived"
+        assert receipt.id not in [h.id for h in await client.search("billing-service-v2", mode="keyword")]
+        archived = await client.search("billing-service-v2", mode="keyword", include_archived=True)
+        assert receipt.id in [h.id for h in archived]
+        assert (await client.restore(receipt.id)).status == "active"
+        assert (await client.protect(receipt.id)).protected
+        with pytest.raises(KeyError):
+            await client.forget("0" * 32)

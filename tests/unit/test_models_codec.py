@@ -1,0 +1,85 @@
+"""Validation of writes and the stream/document codecs (no Redis)."""
+
+from __future__ import annotations
+
+import msgpack
+import numpy as np
+import pytest
+
+from hindsight_redis.codec import (
+    EVENT_FIELD,
+    decode_event,
+    doc_from_candidate,
+    encode_event,
+    record_from_doc,
+)
+from hindsight_redis.errors import InvalidMemory, PoisonMessage
+from hindsight_redis.models import build_event, event_id_for
+from hindsight_redis.pipeline.base import Candidate
+
+
+def _event(**fields: object):  # type: ignore[no-untyped-def]
+    return build_event("team-a", {"content": "Alice prefers Chinese", **fields}, max_content_chars=100, max_tags=3)
+
+
+def test_event_round_trips_through_msgpack() -> None:
+    event = _event(agent_id="planner", tags=["user:alice", "lang"], importance=0.8, protected=True)
+    assert decode_event({EVENT_FIELD: encode_event(event)}) == event
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"content": ""}, "must not be empty"),
+        ({"content": "x" * 101}, "limit is 100"),
+        ({"content": 5}, "must be a string"),
+        ({"tags": "one"}, "list of strings"),
+        ({"tags": ["a", "b", "c", "d"]}, "limit is 3"),
+        ({"tags": [""]}, "empty"),
+        ({"importance": 2}, "between 0 and 1"),
+        ({"importance": True}, "number"),
+        ({"protected": "yes"}, "true or false"),
+        ({"agent_id": 7}, "agent_id must be a string"),
+        ({"idempotency_key": ""}, "must not be empty"),
+        ({"visibility": "public"}, "visibility"),
+        ({"colour": "red"}, "unknown field"),
+    ],
+)
+def test_bad_writes_are_rejected_with_a_clear_message(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(InvalidMemory, match=message):
+        _event(**fields)
+
+
+def test_idempotency_key_gives_a_stable_id_per_namespace() -> None:
+    assert event_id_for("a", "k1") == event_id_for("a", "k1")
+    assert event_id_for("a", "k1") != event_id_for("b", "k1")
+    assert event_id_for("a", None) != event_id_for("a", None)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {EVENT_FIELD: b"\xc1"},
+        {EVENT_FIELD: msgpack.packb([1, 2])},
+        {EVENT_FIELD: msgpack.packb({"version": 99})},
+        {EVENT_FIELD: msgpack.packb({"version": 1, "evil": 1})},
+        {EVENT_FIELD: msgpack.packb({"version": 1})},
+    ],
+)
+def test_undecodable_entries_are_poison(fields: dict[bytes, bytes]) -> None:
+    with pytest.raises(PoisonMessage):
+        decode_event(fields)
+
+
+def test_document_round_trips_to_a_record() -> None:
+    event = _event(agent_id="planner", tags=["user:alice"], source="chat#7")
+    candidate = Candidate(entry_id="1-0", event=event, content="summary", original="Alice prefers Chinese")
+    candidate.embedding = np.ones(4, dtype=np.float32) / 2
+    candidate.write_score = 0.9
+    doc = doc_from_candidate(candidate, memory_id=event.event_id, vector_field="vec", embedding_model="m", now=1.0)
+    assert doc["vec"] == (np.ones(4, dtype=np.float32) / 2).tobytes()
+    record = record_from_doc(event.event_id, {k: v for k, v in doc.items() if k != "vec"})
+    assert record.content == "summary" and record.original == "Alice prefers Chinese"
+    assert record.tags == ("user:alice",) and record.sources == ("chat#7",)
+    assert record.write_score == pytest.approx(0.9) and record.embedding_dims == 4
