@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict
 from typing import Any
 
 import msgpack
@@ -19,12 +18,13 @@ from hindsight_redis.pipeline.base import Candidate
 
 EVENT_FIELD = b"e"
 TAG_SEPARATOR = "|"
-_EVENT_KEYS = frozenset(MemoryEvent.__dataclass_fields__)
+_EVENT_ORDER = tuple(MemoryEvent.__dataclass_fields__)
+_EVENT_KEYS = frozenset(_EVENT_ORDER)
 
 
 def encode_event(event: MemoryEvent) -> bytes:
     """msgpack bytes of an event, as stored in the stream field ``e``."""
-    data = asdict(event)
+    data = {name: getattr(event, name) for name in _EVENT_ORDER}
     data["tags"] = list(event.tags)
     packed: bytes = msgpack.packb(data, use_bin_type=True)
     return packed

@@ -131,7 +131,7 @@ class MemoryIndex:
         index = self._search_index(generation, dims)
         if await index.exists():
             return
-        definition = IndexDefinition(
+        definition = IndexDefinition(  # type: ignore[no-untyped-call]
             prefix=[self._keys.doc_prefix],
             index_type=IndexType.HASH,
             language_field=LANGUAGE_FIELD,
@@ -170,14 +170,10 @@ class MemoryIndex:
                 meta = await self._meta()
             info = _info_from_meta(self._keys, meta)
             if info.model_id != embedder.model_id or info.dims != embedder.dims:
-                raise EmbeddingMismatch(
-                    mismatch_message(info, embedder.model_id, embedder.dims)
-                )
+                raise EmbeddingMismatch(mismatch_message(info, embedder.model_id, embedder.dims))
             generation = info.generation
             await self._create(generation, info.dims)
-            await self._redis.execute_command(
-                "FT.ALIASUPDATE", self._keys.index_alias, info.name
-            )
+            await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, info.name)  # type: ignore[no-untyped-call]
             return info
         except RedisError as e:
             raise RedisUnavailable(f"could not prepare the search index: {e}") from e
@@ -188,7 +184,7 @@ class MemoryIndex:
         if info is None:
             return {"exists": False}
         try:
-            raw = reply_map(await self._redis.execute_command("FT.INFO", info.alias))
+            raw = reply_map(await self._redis.execute_command("FT.INFO", info.alias))  # type: ignore[no-untyped-call]
         except ResponseError as e:
             return {"exists": False, "error": str(e), "model_id": info.model_id}
         return {
@@ -209,7 +205,7 @@ class MemoryIndex:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:
-            raw = reply_map(await self._redis.execute_command("FT.INFO", name))
+            raw = reply_map(await self._redis.execute_command("FT.INFO", name))  # type: ignore[no-untyped-call]
             if float(text(raw.get("percent_indexed", 1))) >= 1.0:
                 return
             if loop.time() > deadline:
@@ -228,9 +224,7 @@ class MemoryIndex:
     def _escape_glob(value: str) -> str:
         return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in value)
 
-    async def _embed_missing(
-        self, embedder: Embedder, keys: Sequence[str], field: str
-    ) -> int:
+    async def _embed_missing(self, embedder: Embedder, keys: Sequence[str], field: str) -> int:
         """Write ``field`` (the new vector) into each hash of ``keys`` lacking it."""
         batch_size = self._settings.embedding_batch_size
         written = 0
@@ -275,7 +269,7 @@ class MemoryIndex:
         for _ in range(2):
             total += await self._embed_missing(new_embedder, await self._scan_ids(), field)
         await self.wait_indexed(name)
-        await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, name)
+        await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, name)  # type: ignore[no-untyped-call]
         await self._redis.hset(
             self._keys.index_meta,
             mapping={
@@ -289,7 +283,7 @@ class MemoryIndex:
         # Memories committed between the last pass and the swap.
         total += await self._embed_missing(new_embedder, await self._scan_ids(), field)
         try:
-            await self._redis.execute_command("FT.DROPINDEX", old.name)
+            await self._redis.execute_command("FT.DROPINDEX", old.name)  # type: ignore[no-untyped-call]
         except ResponseError as e:
             logger.warning("could not drop old index %s: %s", old.name, e)
         ids = await self._scan_ids()

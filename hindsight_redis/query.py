@@ -102,9 +102,7 @@ def _quote_phrase(parts: Sequence[str]) -> str:
     return '"' + " ".join(parts) + '"'
 
 
-def keyword_terms(
-    text: str, segmented: Mapping[str, Sequence[str]] | None = None
-) -> list[str]:
+def keyword_terms(text: str, segmented: Mapping[str, Sequence[str]] | None = None) -> list[str]:
     """The query terms of ``text``: lowercased words, stopwords removed.
 
     Identifiers add exact phrases of their parts (``"billing service v2"``,
@@ -117,7 +115,7 @@ def keyword_terms(
         # The English tokenizer keeps '_' inside a term and splits on the rest.
         pieces = [p for p in re.split(r"[^\w]+", word) if p]
         for piece in pieces:
-            if piece not in _STOP and not piece.strip("_") == "":
+            if piece not in _STOP and piece.strip("_") != "":
                 terms.append(piece)
         if len(pieces) > 1 and re.search(r"[-_./]", word):
             terms.append(_quote_phrase(pieces))
@@ -131,11 +129,28 @@ def keyword_terms(
     return list(dict.fromkeys(terms))[:_MAX_TERMS]
 
 
-def keyword_query(terms: Sequence[str], filter_expr: str) -> str | None:
+def keyword_query(terms: Sequence[str], filter_expr: str | None) -> str | None:
     """A union-of-terms full-text query under ``filter_expr``; None without terms."""
     if not terms:
         return None
-    return f"({filter_expr}) @{TEXT_FIELD}:({' | '.join(terms)})"
+    text = f"@{TEXT_FIELD}:({' | '.join(terms)})"
+    return f"({filter_expr}) {text}" if filter_expr else text
+
+
+def is_selective(filters: SearchFilters) -> bool:
+    """True when the filters go beyond the defaults (status and visibility).
+
+    The default filters match nearly every memory: as a pre-filter they cost
+    more than they save, so searches post-filter them instead.
+    """
+    return bool(
+        filters.agent_id
+        or filters.session_id
+        or filters.task_type
+        or filters.tags
+        or filters.since is not None
+        or filters.until is not None
+    )
 
 
 def rrf(rankings: Sequence[Sequence[str]], *, k: int = 60) -> dict[str, float]:

@@ -8,20 +8,19 @@ from __future__ import annotations
 
 # KEYS: stream, stats, idempotency key
 # ARGV: payload, max_backlog, idempotency ttl (s), has idempotency key ("1"/"0")
-# -> {"accepted", stream id} | {"duplicate", first stream id} | {"backpressure", backlog}
+# -> "a:<stream id>" accepted | "d:<first stream id>" duplicate | "b:<backlog>" backpressure
 WRITE = """
 if ARGV[4] == '1' then
   local first = redis.call('GET', KEYS[3])
-  if first then return {'duplicate', first} end
+  if first then return 'd:' .. first end
 end
-local accepted = tonumber(redis.call('HGET', KEYS[2], 'accepted') or '0')
-local processed = tonumber(redis.call('HGET', KEYS[2], 'processed') or '0')
-local backlog = accepted - processed
-if backlog >= tonumber(ARGV[2]) then return {'backpressure', tostring(backlog)} end
+local counts = redis.call('HMGET', KEYS[2], 'accepted', 'processed')
+local backlog = tonumber(counts[1] or '0') - tonumber(counts[2] or '0')
+if backlog >= tonumber(ARGV[2]) then return 'b:' .. backlog end
 local id = redis.call('XADD', KEYS[1], '*', 'e', ARGV[1])
 redis.call('HINCRBY', KEYS[2], 'accepted', 1)
 if ARGV[4] == '1' then redis.call('SET', KEYS[3], id, 'EX', tonumber(ARGV[3])) end
-return {'accepted', id}
+return 'a:' .. id
 """
 
 # KEYS: outcome, stream, stats, target doc, notify list, errors hash, recent drops,

@@ -33,6 +33,7 @@ from hindsight_redis.providers.embedders import Embedder
 from hindsight_redis.query import (
     build_filter,
     han_runs,
+    is_selective,
     keyword_query,
     keyword_terms,
     linear_blend,
@@ -57,7 +58,12 @@ HIT_FIELDS = (
     "tags",
     "created_at",
     "status",
+    "visibility",
+    "namespace",
 )
+# What the legs return: only what ranking and post-filtering need; the hit
+# fields of the final top_k are fetched afterwards (replies parse faster).
+LEG_FIELDS = ("status", "visibility", "namespace")
 _DIST = "__dist"
 _NEVER_DECODE = {"NEVER_DECODE": True}
 
@@ -127,35 +133,36 @@ async def _segment(redis: Redis, alias: str, query: str) -> dict[str, list[str]]
     """Chinese runs of the query, segmented into words by the server (friso)."""
     segmented: dict[str, list[str]] = {}
     for run in dict.fromkeys(han_runs(query)):
-        lines = await redis.execute_command(
+        lines = await redis.execute_command(  # type: ignore[no-untyped-call]
             "FT.EXPLAINCLI", alias, run, "LANGUAGE", "chinese", "DIALECT", "2"
         )
         segmented[run] = parse_explain(lines) or [run]
     return segmented
 
 
-def _vector_command(
-    info: IndexInfo, filter_expr: str, vector: bytes, k: int, ef: int
-) -> list[Any]:
-    knn = f"({filter_expr})=>[KNN $K @{info.vector_field} $BLOB EF_RUNTIME $EF AS {_DIST}]"
+def _vector_command(info: IndexInfo, filter_expr: str, vector: bytes, k: int, ef: int) -> list[Any]:
+    scope = "*" if filter_expr == "*" else f"({filter_expr})"
+    knn = f"{scope}=>[KNN $K @{info.vector_field} $BLOB EF_RUNTIME $EF AS {_DIST}]"
     return [
         "FT.SEARCH", info.alias, knn,
         "PARAMS", "6", "K", str(k), "BLOB", vector, "EF", str(max(ef, k)),
         "SORTBY", _DIST, "ASC", "LIMIT", "0", str(k),
-        "RETURN", str(len(HIT_FIELDS) + 1), *HIT_FIELDS, _DIST,
+        "RETURN", str(len(LEG_FIELDS) + 1), *LEG_FIELDS, _DIST,
         "DIALECT", "2",
     ]  # fmt: skip
 
 
 def _keyword_command(info: IndexInfo, query: str, k: int, need_vectors: bool) -> list[Any]:
-    fields = [*HIT_FIELDS, info.vector_field] if need_vectors else list(HIT_FIELDS)
+    fields = [*LEG_FIELDS, info.vector_field] if need_vectors else list(LEG_FIELDS)
     return [
         "FT.SEARCH", info.alias, query, "SCORER", SCORER, "WITHSCORES",
         "LIMIT", "0", str(k), "RETURN", str(len(fields)), *fields, "DIALECT", "2",
     ]  # fmt: skip
 
 
-def _hit(keys: Keys, row: _Row, vector: float | None, keyword: float | None, fused: float) -> SearchHit:
+def _hit(
+    keys: Keys, row: _Row, vector: float | None, keyword: float | None, fused: float
+) -> SearchHit:
     f = row.fields
     status = text(f.get("status")) or "active"
     created = text(f.get("created_at"))
@@ -205,46 +212,90 @@ async def search_memories(
         filter_expr = build_filter(keys.namespace, filters)
     except ValueError as e:
         raise InvalidMemory(str(e)) from e
-    try:
-        qvec: np.ndarray | None = None
-        if mode != "keyword":
-            qvec = np.asarray((await embedder.embed([query]))[0], dtype=np.float32)
-        segmented = await _segment(redis, index_info.alias, query) if mode != "vector" and han_runs(query) else None
-        kw_query = keyword_query(keyword_terms(query, segmented), filter_expr) if mode != "vector" else None
-        async with redis.pipeline(transaction=False) as pipe:
-            pipe.hget(keys.index_meta, "generation")
-            if qvec is not None:
-                cmd = _vector_command(index_info, filter_expr, qvec.tobytes(), depth, settings.hnsw_ef_runtime)
-                pipe.execute_command(*cmd, **_NEVER_DECODE)
-            if kw_query is not None:
-                cmd = _keyword_command(index_info, kw_query, depth, qvec is not None)
-                pipe.execute_command(*cmd, **_NEVER_DECODE)
-            replies = await pipe.execute(raise_on_error=False)
-    except ResponseError as e:
-        raise InvalidMemory(f"search failed: {e}") from e
-    except RedisError as e:
-        raise RedisUnavailable(f"search failed: {e}") from e
-    generation = text(replies[0])
-    if generation and int(generation) != index_info.generation:
-        raise EmbeddingMismatch(
-            f"index {index_info.alias} was rebuilt (generation {generation}, this "
-            f"client has {index_info.generation}); call MemoryIndex.ensure() again"
+    qvec: np.ndarray | None = None
+    if mode != "keyword":
+        qvec = np.asarray((await embedder.embed([query]))[0], dtype=np.float32)
+    terms: list[str] = []
+    if mode != "vector":
+        try:
+            segmented = await _segment(redis, index_info.alias, query) if han_runs(query) else None
+        except RedisError as e:
+            raise RedisUnavailable(f"search failed: {e}") from e
+        terms = keyword_terms(query, segmented)
+    # Default filters (active, shared) match nearly everything: post-filter
+    # them, and pre-filter only when that leaves too few hits.
+    pre = is_selective(filters)
+    while True:
+        vec_rows, kw_rows = await _legs(
+            redis, keys, settings, index_info, qvec, terms, filter_expr if pre else None, depth
         )
-    for reply in replies[1:]:
-        if isinstance(reply, Exception):
-            raise InvalidMemory(f"search failed: {reply}") from reply
-    at = 1
-    vec_rows: list[_Row] = []
-    kw_rows: list[_Row] = []
-    if qvec is not None:
-        vec_rows = parse_search_reply(replies[at], with_scores=False)
-        at += 1
-    if kw_query is not None:
-        kw_rows = parse_search_reply(replies[at], with_scores=True)
+        full = len(vec_rows) >= depth or len(kw_rows) >= depth
+        vec_rows = [r for r in vec_rows if _visible(r, keys, filters)]
+        kw_rows = [r for r in kw_rows if _visible(r, keys, filters)]
+        if pre or not full or len({r.doc_id for r in (*vec_rows, *kw_rows)}) >= top_k:
+            break
+        pre = True
     hits = _fuse(keys, settings, index_info, qvec, vec_rows, kw_rows, top_k, mode, fusion)
+    hits = await _with_fields(redis, keys, hits)
     if record_access and hits:
         await _record_access(redis, keys, hits)
     return hits
+
+
+def _visible(row: _Row, keys: Keys, filters: SearchFilters) -> bool:
+    """The default filters, checked on a returned row."""
+    f = row.fields
+    if text(f.get("namespace")) != keys.namespace:
+        return False
+    if not filters.include_archived and text(f.get("status")) != "active":
+        return False
+    return bool(filters.agent_id) or text(f.get("visibility")) in ("shared", "")
+
+
+async def _legs(
+    redis: Redis,
+    keys: Keys,
+    settings: Settings,
+    info: IndexInfo,
+    qvec: np.ndarray | None,
+    terms: Sequence[str],
+    filter_expr: str | None,
+    depth: int,
+) -> tuple[list[_Row], list[_Row]]:
+    """Run the vector and keyword legs in one pipelined round trip."""
+    kw_query = keyword_query(terms, filter_expr)
+    try:
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.hget(keys.index_meta, "generation")
+            if qvec is not None:
+                cmd = _vector_command(
+                    info, filter_expr or "*", qvec.tobytes(), depth, settings.hnsw_ef_runtime
+                )
+                pipe.execute_command(*cmd, **_NEVER_DECODE)
+            if kw_query is not None:
+                cmd = _keyword_command(info, kw_query, depth, qvec is not None)
+                pipe.execute_command(*cmd, **_NEVER_DECODE)
+            replies = await pipe.execute(raise_on_error=False)
+    except RedisError as e:
+        raise RedisUnavailable(f"search failed: {e}") from e
+    generation = text(replies[0])
+    if generation and int(generation) != info.generation:
+        raise EmbeddingMismatch(
+            f"index {info.alias} was rebuilt (generation {generation}, this "
+            f"client has {info.generation}); call MemoryIndex.ensure() again"
+        )
+    for reply in replies[1:]:
+        if isinstance(reply, ResponseError):
+            raise InvalidMemory(f"search failed: {reply}") from reply
+        if isinstance(reply, Exception):
+            raise RedisUnavailable(f"search failed: {reply}") from reply
+    vec_rows: list[_Row] = []
+    kw_rows: list[_Row] = []
+    if qvec is not None:
+        vec_rows = parse_search_reply(replies[1], with_scores=False)
+    if kw_query is not None:
+        kw_rows = parse_search_reply(replies[-1], with_scores=True)
+    return vec_rows, kw_rows
 
 
 def _fuse(
@@ -268,7 +319,12 @@ def _fuse(
         rows.setdefault(row.doc_id, row)
         bm25[row.doc_id] = row.score or 0.0
         raw = row.fields.get(info.vector_field)
-        if qvec is not None and row.doc_id not in cosine and isinstance(raw, bytes) and len(raw) == 4 * info.dims:
+        if (
+            qvec is not None
+            and row.doc_id not in cosine
+            and isinstance(raw, bytes)
+            and len(raw) == 4 * info.dims
+        ):
             cosine[row.doc_id] = float(np.frombuffer(raw, dtype=np.float32) @ qvec)
     if mode == "vector":
         fused = dict(cosine)
@@ -278,10 +334,27 @@ def _fuse(
         fused = rrf([top(cosine, len(cosine)), top(bm25, len(bm25))])
     else:
         fused = linear_blend(cosine, bm25, alpha=settings.hybrid_alpha)
-    return [
-        _hit(keys, rows[d], cosine.get(d), bm25.get(d), fused[d])
-        for d in top(fused, top_k)
-    ]
+    return [_hit(keys, rows[d], cosine.get(d), bm25.get(d), fused[d]) for d in top(fused, top_k)]
+
+
+async def _with_fields(redis: Redis, keys: Keys, hits: list[SearchHit]) -> list[SearchHit]:
+    """Fill in the stored fields of the final hits (one pipelined round trip)."""
+    if not hits:
+        return hits
+    try:
+        async with redis.pipeline(transaction=False) as pipe:
+            for hit in hits:
+                pipe.hmget(keys.doc(hit.id), list(HIT_FIELDS))
+            rows = await pipe.execute()
+    except RedisError as e:
+        raise RedisUnavailable(f"search failed: {e}") from e
+    out = []
+    for hit, values in zip(hits, rows, strict=True):
+        if values[0] is None:
+            continue  # deleted between the query and now
+        row = _Row(keys.doc(hit.id), None, dict(zip(HIT_FIELDS, values, strict=True)))
+        out.append(_hit(keys, row, hit.vector, hit.keyword, hit.fused))
+    return out
 
 
 async def _record_access(redis: Redis, keys: Keys, hits: Sequence[SearchHit]) -> None:
@@ -318,7 +391,7 @@ async def list_conflicts(
     if not include_archived:
         expr += " " + tag_clause("status", "active")
     try:
-        reply = await redis.execute_command(
+        reply = await redis.execute_command(  # type: ignore[no-untyped-call]
             "FT.SEARCH", keys.index_alias, expr, "SORTBY", "created_at", "DESC",
             "LIMIT", "0", str(limit), "DIALECT", "2", **_NEVER_DECODE,
         )  # fmt: skip

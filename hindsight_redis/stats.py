@@ -77,8 +77,9 @@ async def _group_state(
     oldest: int | None = None
     if pending:
         summary = await redis.xpending(keys.stream, keys.group)
-        consumers = {_text(c["name"]): int(c["pending"]) for c in summary["consumers"]}
-        oldest = _entry_ms(_text(summary["min"]))
+        consumers = {_text(c["name"]): int(c["pending"]) for c in summary["consumers"] or []}
+        if summary["min"] is not None:  # entries may be acked between the two calls
+            oldest = _entry_ms(_text(summary["min"]))
     if undelivered and oldest is None:
         after = _text(group["last-delivered-id"])
         nxt = await redis.xrange(keys.stream, min=f"({after}", count=1)

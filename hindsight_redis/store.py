@@ -163,15 +163,15 @@ class AsyncMemoryClient:
             results = await self._run_write_script(redis, events, items, todo)
             backlog, rejected = 0, []
             for n, result in zip(todo, results, strict=True):
-                status, value = (x.decode() if isinstance(x, bytes) else str(x) for x in result)
-                if status == "backpressure":
+                status, _, value = (result.decode() if isinstance(result, bytes) else result).partition(":")
+                if status == "b":
                     backlog = int(value)
                     rejected.append(n)
                     continue
                 receipts[n] = WriteReceipt(
                     id=events[n].event_id,
                     stream_id=value,
-                    duplicate=status == "duplicate",
+                    duplicate=status == "d",
                 )
             if not rejected:
                 return [r for r in receipts if r is not None]
@@ -193,9 +193,8 @@ class AsyncMemoryClient:
         if self._write_sha is None:
             self._write_sha = await redis.script_load(scripts.WRITE)
         for attempt in (1, 2):
-            pipe = redis.pipeline(transaction=False)
-            for n in todo:
-                pipe.evalsha(
+            calls = [
+                (
                     self._write_sha,
                     3,
                     self.keys.stream,
@@ -206,7 +205,14 @@ class AsyncMemoryClient:
                     self.settings.idempotency_ttl_s,
                     "1" if items[n].get("idempotency_key") is not None else "0",
                 )
+                for n in todo
+            ]
             try:
+                if len(calls) == 1:  # no pipeline object for the common single write
+                    return [await redis.evalsha(*calls[0])]
+                pipe = redis.pipeline(transaction=False)
+                for call in calls:
+                    pipe.evalsha(*call)
                 return await pipe.execute()  # type: ignore[no-any-return]
             except NoScriptError:
                 if attempt == 2:

@@ -4,11 +4,12 @@ For each alive candidate (after ``EmbedStage``) the stage looks up the few
 nearest stored active memories of the namespace (one pipelined KNN round trip
 for the whole batch) and the earlier candidates of the same batch:
 
-* cosine >= ``settings.dedup_threshold``: ``candidate.merge_into`` = that
-  memory's id (the commit appends the source and bumps its access stats);
-* ``settings.conflict_threshold`` <= cosine < dedup threshold, and the
-  ``ConflictJudge`` says the two contradict: the id goes to
-  ``candidate.conflicts_with`` (the commit flags both for review).
+* cosine >= ``settings.conflict_threshold`` and the ``ConflictJudge`` says
+  the two contradict: the id goes to ``candidate.conflicts_with`` (the commit
+  flags both for review); this is checked first, so "standup at 9" and
+  "standup at 10" are a conflict even when their vectors nearly coincide;
+* otherwise cosine >= ``settings.dedup_threshold``: ``candidate.merge_into``
+  = that memory's id (the commit appends the source and bumps its stats).
 
 A candidate's memory id is its ``event.event_id``. Merges only happen
 between memories of the same visibility (and, for private ones, the same
@@ -146,7 +147,10 @@ class DedupStage:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for cand in todo:
                     assert cand.embedding is not None
-                    knn = f"({self._filter(cand)})=>[KNN {_NEIGHBOURS} @{info.vector_field} $BLOB AS __d]"
+                    knn = (
+                        f"({self._filter(cand)})"
+                        f"=>[KNN {_NEIGHBOURS} @{info.vector_field} $BLOB AS __d]"
+                    )
                     pipe.execute_command(
                         "FT.SEARCH", info.alias, knn, "PARAMS", "2", "BLOB",
                         cand.embedding.astype(np.float32).tobytes(), "SORTBY", "__d", "ASC",
@@ -195,13 +199,15 @@ class DedupStage:
         for memory_id, sim, content in options:
             if memory_id == cand.event.event_id:
                 continue  # a redelivered write finding itself
-            if sim >= self.settings.dedup_threshold:
-                cand.merge_into = memory_id
-                cand.count("dedup:merged")
-                return
-            if sim >= self.settings.conflict_threshold and await self.judge.contradicts(
-                cand.content, content
-            ):
+            if sim < self.settings.conflict_threshold:
+                continue
+            # Near-identical texts that differ in a number or a negation are
+            # a contradiction, not a duplicate: merging would lose the change.
+            if await self.judge.contradicts(cand.content, content):
                 if memory_id not in cand.conflicts_with:
                     cand.conflicts_with.append(memory_id)
                     cand.count("dedup:conflict")
+            elif sim >= self.settings.dedup_threshold and not cand.conflicts_with:
+                cand.merge_into = memory_id
+                cand.count("dedup:merged")
+                return

@@ -41,7 +41,9 @@ async def _put(redis: Redis, keys: Keys, info: IndexInfo, embedder: Embedder, n:
     vectors = await embedder.embed(texts)
     async with redis.pipeline(transaction=False) as pipe:
         for i, (content, vec) in enumerate(zip(texts, vectors, strict=True)):
-            event = MemoryEvent(event_id=f"m{i}", namespace=keys.namespace, content=content, created_at=time.time())
+            event = MemoryEvent(
+                event_id=f"m{i}", namespace=keys.namespace, content=content, created_at=time.time()
+            )
             doc = doc_from_candidate(
                 Candidate("0-0", event, content, embedding=vec), memory_id=f"m{i}",
                 vector_field=info.vector_field, embedding_model=embedder.model_id, now=time.time(),
@@ -64,7 +66,9 @@ async def test_ensure_creates_index_alias_and_record(redis: Redis, settings: Set
 
 async def test_concurrent_ensure_records_one_index(redis: Redis, settings: Settings) -> None:
     keys = Keys(settings.key_prefix, settings.namespace)
-    infos = await asyncio.gather(*(MemoryIndex(redis, keys, settings).ensure(HashEmbedder()) for _ in range(5)))
+    infos = await asyncio.gather(
+        *(MemoryIndex(redis, keys, settings).ensure(HashEmbedder()) for _ in range(5))
+    )
     assert len(set(infos)) == 1
 
 
@@ -85,7 +89,9 @@ async def test_other_model_raises_mismatch(redis: Redis, settings: Settings) -> 
         await MemoryIndex(redis, keys, settings).ensure(RenamedEmbedder())
 
 
-async def test_reindex_swaps_alias_and_search_keeps_working(redis: Redis, settings: Settings) -> None:
+async def test_reindex_swaps_alias_and_search_keeps_working(
+    redis: Redis, settings: Settings
+) -> None:
     keys = Keys(settings.key_prefix, settings.namespace)
     index = MemoryIndex(redis, keys, settings)
     old_embedder, new_embedder = HashEmbedder(), HashEmbedder(dims=64)
@@ -102,7 +108,15 @@ async def test_reindex_swaps_alias_and_search_keeps_working(redis: Redis, settin
     async def keep_searching() -> None:
         while not stop.is_set():
             try:
-                hits = await search_memories(redis, keys, settings, old_embedder, old, "falcon milestone 7", record_access=False)
+                hits = await search_memories(
+                    redis,
+                    keys,
+                    settings,
+                    old_embedder,
+                    old,
+                    "falcon milestone 7",
+                    record_access=False,
+                )
             except EmbeddingMismatch:
                 return  # the alias moved: this client must switch embedders
             answered.append(len(hits))

@@ -135,7 +135,12 @@ async def test_identifier_inside_chinese_memory_is_found(env: Env) -> None:
 
 @pytest.mark.parametrize(
     "query, expected",
-    [("中文", "zh_lang"), ("用户喜欢什么语言", "zh_lang"), ("超时错误", "zh_deploy"), ("数据库", "zh_deploy")],
+    [
+        ("中文", "zh_lang"),
+        ("用户喜欢什么语言", "zh_lang"),
+        ("超时错误", "zh_deploy"),
+        ("数据库", "zh_deploy"),
+    ],
 )
 async def test_chinese_keyword_search_segments_words(env: Env, query: str, expected: str) -> None:
     await _load(env)
@@ -149,8 +154,22 @@ async def test_chinese_vector_and_hybrid_search(env: Env) -> None:
 
 
 async def test_filters_by_agent_session_task_and_tags(env: Env) -> None:
-    await env.put("a1", "deploy notes for the gateway", agent_id="a", session_id="s1", task_type="ops", tags=("team:x", "prod"))
-    await env.put("b1", "deploy notes for the gateway", agent_id="b", session_id="s2", task_type="dev", tags=("team:y",))
+    await env.put(
+        "a1",
+        "deploy notes for the gateway",
+        agent_id="a",
+        session_id="s1",
+        task_type="ops",
+        tags=("team:x", "prod"),
+    )
+    await env.put(
+        "b1",
+        "deploy notes for the gateway",
+        agent_id="b",
+        session_id="s2",
+        task_type="dev",
+        tags=("team:y",),
+    )
     await env.indexed(2)
     assert await env.search("deploy", filters=SearchFilters(agent_id="a")) == ["a1"]
     assert await env.search("deploy", filters=SearchFilters(session_id="s2")) == ["b1"]
@@ -206,7 +225,13 @@ async def test_injected_filter_values_never_widen_the_filter(env: Env, hostile: 
 
 
 @pytest.mark.parametrize(
-    "query", ["-@status:{archived}", "@status:{archived} | *", "* | launch", "$BLOB ~ %%x%% =>[KNN 5 @x $y]"]
+    "query",
+    [
+        "-@status:{archived}",
+        "@status:{archived} | *",
+        "* | launch",
+        "$BLOB ~ %%x%% =>[KNN 5 @x $y]",
+    ],
 )
 async def test_injected_query_text_never_widens_the_filter(env: Env, query: str) -> None:
     await env.put("live", "launch checklist status")

@@ -94,9 +94,7 @@ def test_filter_rejects_non_finite_time() -> None:
 def test_injected_tag_value_stays_inside_its_braces() -> None:
     expr = tag_clause("agent_id", "x} | @status:{archived")
     # The only unescaped braces are the clause's own.
-    unescaped = [
-        ch for i, ch in enumerate(expr) if ch in "{}" and (i == 0 or expr[i - 1] != "\\")
-    ]
+    unescaped = [ch for i, ch in enumerate(expr) if ch in "{}" and (i == 0 or expr[i - 1] != "\\")]
     assert unescaped == ["{", "}"]
 
 
@@ -121,7 +119,16 @@ def test_chinese_runs_use_the_segmentation_given() -> None:
 
 
 def test_parse_explain_keeps_segmented_words() -> None:
-    lines = ["UNION {", "  用户喜欢", "  INTERSECT {", "    用户(expanded)", "    喜欢(expanded)", "  }", "}", ""]
+    lines = [
+        "UNION {",
+        "  用户喜欢",
+        "  INTERSECT {",
+        "    用户(expanded)",
+        "    喜欢(expanded)",
+        "  }",
+        "}",
+        "",
+    ]
     assert parse_explain(lines) == ["用户", "喜欢"]
     assert parse_explain([b"UNION {", b"  \xe4\xb8\xad\xe6\x96\x87", b"}"]) == ["中文"]
 

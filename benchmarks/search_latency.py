@@ -1,0 +1,206 @@
+"""Search latency at 10k (and optionally 100k) memories, per mode, vs bare redisvl.
+
+Synthetic agent memories (templates filled with names, services, numbers and
+identifiers, some Chinese) are embedded in batches and HSET as documents;
+then each mode of ``search_memories`` (query embedding included, top_k=5,
+filters: namespace + active + shared + one agent's session-free pool) is
+timed beside a bare redisvl ``VectorQuery`` on the same index (same query
+embedding step), and p50/p99 and the ratio to the bare query are printed.
+
+Run:  python benchmarks/search_latency.py [--sizes 10000,100000] [--embedder local]
+      [--queries 300] [--redis-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from redis.asyncio import Redis
+from redisvl.index import AsyncSearchIndex
+from redisvl.query import VectorQuery
+
+from hindsight_redis.codec import doc_from_candidate
+from hindsight_redis.index import IndexInfo, MemoryIndex
+from hindsight_redis.keys import Keys
+from hindsight_redis.models import MemoryEvent, SearchFilters
+from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.providers.embedders import Embedder, make_embedder
+from hindsight_redis.schema import index_schema
+from hindsight_redis.search import search_memories
+from hindsight_redis.settings import Settings
+
+NAMES = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"]
+SERVICES = ["billing-service-v2", "auth-gateway", "search-api", "payments", "ingest-worker"]
+ERRORS = ["ERR_CONN_RESET", "ETIMEDOUT", "OOMKilled", "HTTP 503", "deadlock detected"]
+TEMPLATES = [
+    "{n} prefers {x} answers and wants summaries under {k} words",
+    "Deploy of {s} failed with {e} after {k} retries on node {k2}",
+    "{n} asked to schedule the {x} review with the {s} team on day {k}",
+    "Ticket {k}-{k2}: {s} latency rose to {k} ms during the {x} migration",
+    "用户 {n} 希望用中文回答关于 {s} 的问题，第 {k} 次提到",
+    "Remember that {n} is allergic to {x}; order lunch accordingly",
+    "The {s} config sets max_connections={k} and timeout={k2}s",
+]
+TOPICS = ["python", "rust", "budget", "security", "onboarding", "peanuts", "kubernetes", "pricing"]
+
+
+def synth(rng: random.Random) -> str:
+    """One synthetic memory text."""
+    return rng.choice(TEMPLATES).format(
+        n=rng.choice(NAMES), x=rng.choice(TOPICS), s=rng.choice(SERVICES),
+        e=rng.choice(ERRORS), k=rng.randint(1, 999), k2=rng.randint(1, 99),
+    )  # fmt: skip
+
+
+async def ingest(redis: Redis, keys: Keys, info: IndexInfo, embedder: Embedder, n: int) -> None:
+    """Embed and HSET ``n`` synthetic memories in batches of 1,000."""
+    rng = random.Random(7)
+    now = time.time()
+    for start in range(0, n, 1000):
+        texts = [synth(rng) for _ in range(min(1000, n - start))]
+        vectors = await embedder.embed(texts)
+        async with redis.pipeline(transaction=False) as pipe:
+            for i, (content, vec) in enumerate(zip(texts, vectors, strict=True)):
+                memory_id = f"m{start + i}"
+                event = MemoryEvent(
+                    event_id=memory_id, namespace=keys.namespace, content=content,
+                    agent_id=rng.choice(NAMES), created_at=now - rng.random() * 86_400 * 90,
+                )  # fmt: skip
+                doc = doc_from_candidate(
+                    Candidate("0-0", event, content, embedding=vec), memory_id=memory_id,
+                    vector_field=info.vector_field, embedding_model=embedder.model_id, now=now,
+                )  # fmt: skip
+                pipe.hset(keys.doc(memory_id), mapping=doc)  # type: ignore[arg-type]
+            await pipe.execute()
+    while True:
+        ft = await redis.ft(info.name).info()
+        if int(ft["num_docs"]) >= n and float(ft.get("percent_indexed", 1)) >= 1:
+            return
+        await asyncio.sleep(0.2)
+
+
+async def timed(fn: Callable[[str], Awaitable[object]], queries: list[str]) -> list[float]:
+    """Milliseconds per call of ``fn`` over ``queries`` (after a short warm-up)."""
+    for q in queries[:20]:
+        await fn(q)
+    out = []
+    for q in queries:
+        t0 = time.perf_counter()
+        await fn(q)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def pct(values: list[float], p: float) -> float:
+    """The ``p`` percentile (0..100) of ``values``."""
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[int(p) - 1]
+        if p < 100
+        else max(values)
+    )
+
+
+async def run_size(
+    url: str, embedder: Embedder, n: int, n_queries: int
+) -> list[tuple[str, float, float]]:
+    """Rows (mode, p50, p99) at ``n`` memories."""
+    settings = Settings(redis_url=url, key_prefix=f"lat{uuid.uuid4().hex[:6]}", namespace="bench")
+    keys = Keys(settings.key_prefix, settings.namespace)
+    redis = Redis.from_url(url)
+    try:
+        info = await MemoryIndex(redis, keys, settings).ensure(embedder)
+        t0 = time.perf_counter()
+        await ingest(redis, keys, info, embedder, n)
+        print(
+            f"{n} memories ingested and indexed in {time.perf_counter() - t0:.1f}s", file=sys.stderr
+        )
+        rng = random.Random(11)
+        queries = [synth(rng)[: rng.randint(20, 60)] for _ in range(n_queries)]
+        bare = AsyncSearchIndex(
+            index_schema(keys, generation=info.generation, dims=info.dims), redis_client=redis
+        )
+
+        async def bare_query(q: str) -> object:
+            vec = (await embedder.embed([q]))[0]
+            vq = VectorQuery(
+                vec.tolist(),
+                info.vector_field,
+                return_fields=["content"],
+                num_results=5,
+                dtype="float32",
+            )
+            return await bare.query(vq)
+
+        rows = []
+        base = pct(await timed(bare_query, queries), 50)
+        rows.append(("bare redisvl VectorQuery", base, 0.0))
+        for mode in ("vector", "keyword", "hybrid"):
+
+            async def ours(q: str, mode: str = mode) -> object:
+                return await search_memories(
+                    redis, keys, settings, embedder, info, q, top_k=5, mode=mode,
+                    filters=SearchFilters(), record_access=True,
+                )  # fmt: skip
+
+            times = await timed(ours, queries)
+            rows.append((mode, pct(times, 50), pct(times, 99)))
+        bare_times = await timed(bare_query, queries)
+        rows[0] = ("bare redisvl VectorQuery", pct(bare_times, 50), pct(bare_times, 99))
+        return rows
+    finally:
+        await redis.aclose()
+
+
+def main() -> None:
+    """Parse arguments, start a server when none is given, print the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000", help="comma-separated, e.g. 10000,100000")
+    parser.add_argument("--embedder", default="local")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--redis-url", default=None)
+    args = parser.parse_args()
+    try:
+        embedder = make_embedder(args.embedder)
+        embedder.embed_sync(["probe"])
+    except Exception as e:  # the local model may not be installed yet
+        print(f"embedder {args.embedder!r} unavailable ({e}); using 'hash'", file=sys.stderr)
+        embedder = make_embedder("hash")
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    async def all_sizes(url: str) -> dict[int, list[tuple[str, float, float]]]:
+        return {n: await run_size(url, embedder, n, args.queries) for n in sizes}
+
+    if args.redis_url:
+        results = asyncio.run(all_sizes(args.redis_url))
+    else:
+        from hindsight_redis.server import EmbeddedServer, get_profile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            server = EmbeddedServer(Path(tmp), get_profile("ephemeral"), port=0)
+            state = server.start()
+            try:
+                results = asyncio.run(all_sizes(state.url))
+            finally:
+                server.stop()
+    print(f"embedder {embedder.model_id}")
+    for n, rows in results.items():
+        base = rows[0][1]
+        print(
+            f"\n{n:,} memories\n\n| mode | p50 ms | p99 ms | p50 / bare |"
+            "\n| --- | --- | --- | --- |"
+        )
+        for mode, p50, p99 in rows:
+            print(f"| {mode} | {p50:.2f} | {p99:.2f} | {p50 / base:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Dedup and conflict detection against stored memories and within a batch."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from hindsight_redis.codec import doc_from_candidate
+from hindsight_redis.index import IndexInfo, MemoryIndex
+from hindsight_redis.keys import Keys
+from hindsight_redis.models import MemoryEvent
+from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.pipeline.dedup import (
+    DedupStage,
+    HeuristicConflictJudge,
+    LLMConflictJudge,
+    judge_from_settings,
+)
+from hindsight_redis.pipeline.embed import EmbedStage
+from hindsight_redis.providers.embedders import HashEmbedder
+from hindsight_redis.settings import Settings
+from tests.integration.helpers import wait_for
+
+
+def _cand(memory_id: str, content: str, **fields: Any) -> Candidate:
+    event = MemoryEvent(
+        event_id=memory_id, namespace="test", content=content, created_at=time.time(), **fields
+    )
+    return Candidate(f"0-{memory_id}", event, content)
+
+
+class Stored:
+    def __init__(self, redis: Redis, keys: Keys, info: IndexInfo, embedder: HashEmbedder) -> None:
+        self.redis, self.keys, self.info, self.embedder = redis, keys, info, embedder
+        self.count = 0
+
+    async def put(self, memory_id: str, content: str, **fields: Any) -> None:
+        cand = _cand(memory_id, content, **fields)
+        await EmbedStage(self.embedder).process([cand])
+        doc = doc_from_candidate(
+            cand,
+            memory_id=memory_id,
+            vector_field=self.info.vector_field,
+            embedding_model=self.embedder.model_id,
+            now=time.time(),
+        )
+        await self.redis.hset(self.keys.doc(memory_id), mapping=doc)  # type: ignore[arg-type]
+        self.count += 1
+
+        async def indexed() -> bool:
+            return int((await self.redis.ft(self.info.alias).info())["num_docs"]) >= self.count
+
+        await wait_for(indexed)
+
+
+@pytest.fixture
+async def stored(settings: Settings) -> AsyncIterator[Stored]:
+    redis = Redis.from_url(settings.redis_url or "")
+    keys = Keys(settings.key_prefix, settings.namespace)
+    embedder = HashEmbedder()
+    info = await MemoryIndex(redis, keys, settings).ensure(embedder)
+    yield Stored(redis, keys, info, embedder)
+    await redis.aclose()
+
+
+async def _run(
+    stored: Stored, settings: Settings, batch: list[Candidate], judge: Any = None
+) -> None:
+    await EmbedStage(stored.embedder).process(batch)
+    stage = DedupStage(stored.redis, stored.keys, settings, stored.info, judge=judge)
+    assert stage.name == "dedup"
+    await stage.process(batch)
+
+
+async def test_embed_stage_skips_dropped_candidates() -> None:
+    keep, gone = _cand("a", "keep me"), _cand("b", "drop me")
+    gone.drop("rule:test")
+    await EmbedStage(HashEmbedder()).process([keep, gone])
+    assert keep.embedding is not None and keep.embedding.shape == (256,)
+    assert gone.embedding is None
+
+
+async def test_near_duplicate_merges_into_stored_memory(stored: Stored, settings: Settings) -> None:
+    await stored.put("old", "Alice prefers answers in Chinese")
+    new = _cand("new", "Alice prefers answers in Chinese")
+    await _run(stored, settings, [new])
+    assert new.merge_into == "old" and not new.alive
+
+
+async def test_distinct_memory_is_kept(stored: Stored, settings: Settings) -> None:
+    await stored.put("old", "Alice prefers answers in Chinese")
+    new = _cand("new", "The CI pipeline runs on two cores")
+    await _run(stored, settings, [new])
+    assert new.alive and new.merge_into is None and new.conflicts_with == []
+
+
+async def test_duplicates_within_one_batch_merge_into_the_first(
+    stored: Stored, settings: Settings
+) -> None:
+    first, second = (
+        _cand("a", "Deploys happen on Tuesdays"),
+        _cand("b", "Deploys happen on Tuesdays"),
+    )
+    await _run(stored, settings, [first, second])
+    assert first.alive and second.merge_into == "a"
+
+
+async def test_archived_memories_are_not_merge_targets(stored: Stored, settings: Settings) -> None:
+    await stored.put("old", "Alice prefers answers in Chinese")
+    await stored.redis.hset(stored.keys.doc("old"), "status", "archived")
+    new = _cand("new", "Alice prefers answers in Chinese")
+    await _run(stored, settings, [new])
+    assert new.alive
+
+
+async def test_private_memory_never_merges_into_another_agents(
+    stored: Stored, settings: Settings
+) -> None:
+    await stored.put(
+        "theirs", "my api token lives in the vault", agent_id="b", visibility="private"
+    )
+    mine = _cand("mine", "my api token lives in the vault", agent_id="a", visibility="private")
+    await _run(stored, settings, [mine])
+    assert mine.alive
+
+
+async def test_contradiction_is_flagged(stored: Stored, settings: Settings) -> None:
+    await stored.put("old", "The weekly standup meeting starts at 9:00 in room B")
+    new = _cand("new", "The weekly standup meeting starts at 10:30 in room B")
+    await _run(stored, settings.model_copy(update={"conflict_threshold": 0.5}), [new])
+    assert new.alive and new.conflicts_with == ["old"]
+
+
+async def test_close_but_compatible_memory_is_not_flagged(
+    stored: Stored, settings: Settings
+) -> None:
+    await stored.put("old", "The weekly standup meeting happens in room B")
+    new = _cand("new", "The weekly standup meeting happens in room B with coffee")
+    await _run(stored, settings.model_copy(update={"conflict_threshold": 0.5}), [new])
+    assert new.conflicts_with == []
+
+
+async def test_heuristic_judge() -> None:
+    judge = HeuristicConflictJudge()
+    assert await judge.contradicts("Alice does not like tea", "Alice likes tea")
+    assert await judge.contradicts("用户不喜欢咖啡", "用户喜欢咖啡")
+    assert await judge.contradicts("the limit is 20 requests", "the limit is 10 requests")
+    assert not await judge.contradicts("Alice likes green tea", "Alice likes tea")
+
+
+class FakeLLM:
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.answer = answer
+        self.calls = 0
+
+    async def complete_json(self, system: str, user: str, schema_hint: str) -> dict[str, Any]:
+        self.calls += 1
+        return self.answer
+
+
+async def test_llm_judge_verdict_and_fallback() -> None:
+    assert await LLMConflictJudge(FakeLLM({"contradicts": True})).contradicts("a", "b")
+    assert not await LLMConflictJudge(FakeLLM({"contradicts": False})).contradicts(
+        "x is 1", "x is 2"
+    )
+    # A malformed answer falls back to the heuristic (numbers differ here).
+    assert await LLMConflictJudge(FakeLLM({"verdict": "yes"})).contradicts("x is 1", "x is 2")
+
+
+async def test_llm_judge_through_litellm_mock(settings: Settings) -> None:
+    from hindsight_redis.providers.llm import LLMClient
+
+    llm_settings = settings.model_copy(update={"llm_model": "openai/gpt-4o-mini"})
+    llm = LLMClient(llm_settings, mock_response='{"contradicts": true, "reason": "time changed"}')
+    assert await LLMConflictJudge(llm).contradicts("standup at 10", "standup at 9")
+    assert isinstance(judge_from_settings(settings), HeuristicConflictJudge)
