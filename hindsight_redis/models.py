@@ -74,6 +74,7 @@ class WriteReceipt:
     reason: str | None = None
     merged_into: str | None = None
     duplicate: bool = False
+    conflicts_with: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,7 +134,8 @@ def keyword_query(terms: Sequence[str], filter_expr: str | None) -> str | None:
     if not terms:
         return None
     text = f"@{TEXT_FIELD}:({' | '.join(terms)})"
-    return f"({filter_expr}) {text}" if filter_expr else text
+    # Weight 0: tag clauses would otherwise add to BM25 (most for short docs).
+    return f"{text} ({filter_expr})=>{{$weight: 0.0}}" if filter_expr else text
 
 
 def is_selective(filters: SearchFilters) -> bool:

@@ -271,6 +271,7 @@ class AsyncMemoryClient:
             reason=outcome.get("reason"),
             merged_into=outcome.get("merged_into"),
             duplicate=receipt.duplicate,
+            conflicts_with=tuple(outcome.get("conflicts_with", ())),
         )
 
     # -- reads and management --------------------------------------------------

@@ -135,7 +135,9 @@ def test_parse_explain_keeps_segmented_words() -> None:
 
 def test_keyword_query_without_terms_is_none() -> None:
     assert keyword_query([], "@namespace:{a}") is None
-    assert keyword_query(["x", "y"], "@namespace:{a}") == "(@namespace:{a}) @content:(x | y)"
+    assert keyword_query(["x", "y"], "@namespace:{a}") == (
+        "@content:(x | y) (@namespace:{a})=>{$weight: 0.0}"
+    )
 
 
 def test_detect_language() -> None:
