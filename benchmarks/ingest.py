@@ -21,24 +21,27 @@ from pathlib import Path
 import redis.asyncio as aioredis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import embedded_redis, locomo_turns, percentile  # noqa: E402
+from hindsight_redis import AsyncMemoryClient, Settings
+from hindsight_redis.codec import EVENT_FIELD, encode_event
+from hindsight_redis.models import build_event
+from hindsight_redis.pipeline.assembly import embedder_from_settings
 
-from hindsight_redis import AsyncMemoryClient, Settings  # noqa: E402
-from hindsight_redis.codec import EVENT_FIELD, encode_event  # noqa: E402
-from hindsight_redis.models import build_event  # noqa: E402
-from hindsight_redis.pipeline.assembly import embedder_from_settings  # noqa: E402
+from common import embedded_redis, locomo_turns, percentile
 
 BATCH = 500
 
 
 def _settings(url: str, embedder: str, **extra: object) -> Settings:
     return Settings(
-        redis_url=url, key_prefix=f"b{uuid.uuid4().hex[:8]}", namespace="bench", profile="ephemeral",
+        redis_url=url, key_prefix=f"b{uuid.uuid4().hex[:8]}", namespace="bench",
+        profile="ephemeral",
         embedder=embedder, max_backlog=10_000_000, **extra,
     )  # fmt: skip
 
 
-async def write_throughput(url: str, texts: list[str], n_single: int, n_batch: int) -> dict[str, float]:
+async def write_throughput(
+    url: str, texts: list[str], n_single: int, n_batch: int
+) -> dict[str, float]:
     """Writes/s of raw XADD (single, pipelined) and of write() / write_many()."""
     raw = aioredis.Redis.from_url(url)
     payloads = [
@@ -68,7 +71,12 @@ async def write_throughput(url: str, texts: list[str], n_single: int, n_batch: i
     async with AsyncMemoryClient(_settings(url, "hash")) as client:
         start = time.perf_counter()
         for first in range(0, n_batch, BATCH):
-            await client.write_many([{"content": texts[n % len(texts)]} for n in range(first, min(first + BATCH, n_batch))])
+            await client.write_many(
+                [
+                    {"content": texts[n % len(texts)]}
+                    for n in range(first, min(first + BATCH, n_batch))
+                ]
+            )
         out["write_many(500)"] = n_batch / (time.perf_counter() - start)
     return out
 
@@ -94,8 +102,9 @@ async def end_to_end(url: str, texts: list[str], embedder: str, workers: int) ->
         procs = [
             subprocess.Popen(
                 [sys.executable, "-m", "hindsight_redis.cli", "worker", "--burst"],
-                env=_worker_env(settings), stdout=subprocess.DEVNULL,
-            )  # fmt: skip
+                env=_worker_env(settings),
+                stdout=subprocess.DEVNULL,
+            )
             for _ in range(workers)
         ]
         t0 = p0 = None
@@ -118,17 +127,27 @@ async def end_to_end(url: str, texts: list[str], embedder: str, workers: int) ->
         }
 
 
-async def index_lag(url: str, texts: list[str], embedder: str, rate: float, seconds: float) -> tuple[float, float, int]:
+async def index_lag(
+    url: str, texts: list[str], embedder: str, rate: float, seconds: float
+) -> tuple[float, float, int]:
     """p50/p99 seconds from write() to indexed, at a steady ``rate`` writes/s with 2 workers."""
     settings = _settings(url, embedder)
     procs = [
-        subprocess.Popen([sys.executable, "-m", "hindsight_redis.cli", "worker"], env=_worker_env(settings), stdout=subprocess.DEVNULL)
+        subprocess.Popen(
+            [sys.executable, "-m", "hindsight_redis.cli", "worker"],
+            env=_worker_env(settings),
+            stdout=subprocess.DEVNULL,
+        )
         for _ in range(2)
     ]
     lags: list[float] = []
     try:
         async with AsyncMemoryClient(settings) as client:
-            await client.write("warm-up: the workers load their embedder before the clock starts", wait=True, timeout=120)
+            await client.write(
+                "warm-up: the workers load their embedder before the clock starts",
+                wait=True,
+                timeout=120,
+            )
             ids = []
             start = time.perf_counter()
             n = 0
@@ -177,20 +196,32 @@ async def main() -> None:
         print("| path | writes/s | vs raw |")
         print("|---|---:|---:|")
         for name, value in writes.items():
-            raw = writes["raw XADD (single)"] if "single" in name or name == "write()" else writes["raw XADD (pipelined 500)"]
+            raw = (
+                writes["raw XADD (single)"]
+                if "single" in name or name == "write()"
+                else writes["raw XADD (pipelined 500)"]
+            )
             print(f"| {name} | {value:,.0f} | {value / raw:.0%} |")
         alone = await embedder_alone(texts[:n_e2e], args.embedder, Settings().worker_batch_size)
         one = await end_to_end(url, texts[:n_e2e], args.embedder, 1)
         two = await end_to_end(url, texts[:n_e2e], args.embedder, 2)
-        print(f"\n## End to end ({n_e2e:,} LoCoMo-derived writes, embedder {args.embedder!r}, filters on)")
+        print(
+            f"\n## End to end ({n_e2e:,} LoCoMo-derived writes, "
+            f"embedder {args.embedder!r}, filters on)"
+        )
         print("| setup | memories/s | vs embedder alone |")
         print("|---|---:|---:|")
         print(f"| embedder alone (1 process) | {alone:,.0f} | 100% |")
         print(f"| 1 worker | {one['rate']:,.0f} | {one['rate'] / alone:.0%} |")
         print(f"| 2 workers | {two['rate']:,.0f} | {two['rate'] / alone:.0%} |")
-        print(f"outcomes (2 workers): indexed {two['indexed']:,.0f}, merged {two['merged']:,.0f}, dropped {two['dropped']:,.0f}")
+        print(
+            f"outcomes (2 workers): indexed {two['indexed']:,.0f}, "
+            f"merged {two['merged']:,.0f}, dropped {two['dropped']:,.0f}"
+        )
         lag_rate = max(50.0, min(two["rate"] * 0.5, 2_000.0))
-        p50, p99, count = await index_lag(url, base, args.embedder, lag_rate, 5.0 if args.quick else 10.0)
+        p50, p99, count = await index_lag(
+            url, base, args.embedder, lag_rate, 5.0 if args.quick else 10.0
+        )
         print(f"\n## Index lag at {lag_rate:,.0f} writes/s, 2 workers ({count:,} indexed)")
         print(f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms")
 

@@ -60,11 +60,11 @@ def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
         stopped = server.stop()
         print("stopped" if stopped else "not running")
     else:
-        state = server.state()
-        if state is None:
+        running = server.state()
+        if running is None:
             print(f"not running (data dir {server.data_dir})")
             return 3
-        print(f"running at {state.url} (profile {state.profile}, pid {state.pid})")
+        print(f"running at {running.url} (profile {running.profile}, pid {running.pid})")
     return 0
 
 

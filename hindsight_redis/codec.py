@@ -7,6 +7,7 @@ event; anything that does not decode is a ``PoisonMessage``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -108,14 +109,7 @@ def record_from_doc(memory_id: str, doc: Mapping[str, Any]) -> MemoryRecord:
     )
 
 
-def _is_han(char: str) -> bool:
-    code = ord(char)
-    return (
-        0x4E00 <= code <= 0x9FFF
-        or 0x3400 <= code <= 0x4DBF
-        or 0xF900 <= code <= 0xFAFF
-        or 0x20000 <= code <= 0x2FA1F
-    )
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 
 
 def detect_language(text: str) -> str:
@@ -126,7 +120,7 @@ def detect_language(text: str) -> str:
     and identifiers inside it are still indexed); everything else is
     ``english`` (stemmed).
     """
-    return "chinese" if any(_is_han(ch) for ch in text) else "english"
+    return "chinese" if _HAN.search(text) else "english"
 
 
 def encode_outcome(outcome: Mapping[str, Any]) -> str:

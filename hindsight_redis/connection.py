@@ -47,7 +47,7 @@ async def connect(settings: Settings) -> aioredis.Redis:
 async def require_search(client: aioredis.Redis) -> None:
     """``MissingSearchModule`` unless the server has the search module (FT.*)."""
     try:
-        await client.execute_command("FT._LIST")
+        await client.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
     except ResponseError as e:
         raise MissingSearchModule(
             "this Redis has no search module (FT.* commands are unknown): use Redis 8 "

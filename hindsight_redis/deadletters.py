@@ -51,8 +51,8 @@ async def list_dead_letters(
     redis: aioredis.Redis, keys: Keys, count: int = 100
 ) -> list[DeadLetter]:
     """The oldest ``count`` dead letters."""
-    entries = await redis.xrange(keys.dead_letters, count=count)
-    return [_dead_letter(_text(i), f) for i, f in entries]
+    entries: Any = await redis.xrange(keys.dead_letters, count=count)
+    return [_dead_letter(_text(i), f) for i, f in entries or []]
 
 
 async def replay_dead_letters(
@@ -60,7 +60,8 @@ async def replay_dead_letters(
 ) -> list[str]:
     """Put dead letters back on the stream (all when ``ids`` is None); their new stream ids."""
     if ids is None:
-        ids = [_text(i) for i, _ in await redis.xrange(keys.dead_letters)]
+        entries: Any = await redis.xrange(keys.dead_letters)
+        ids = [_text(i) for i, _ in entries or []]
     script = redis.register_script(scripts.REPLAY)
     replayed = []
     for dlq_id in ids:

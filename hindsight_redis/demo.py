@@ -19,13 +19,19 @@ from hindsight_redis.store import AsyncMemoryClient
 SCRIPT: list[tuple[str, str]] = [
     ("planner", "User alice prefers answers in Chinese and wants a summary every Friday."),
     ("planner", "ok, thanks!"),
-    ("coder", "The billing-service-v2 deploy failed with ERR_CONN_RESET; rollback done by bob at 14:05."),
+    (
+        "coder",
+        "The billing-service-v2 deploy failed with ERR_CONN_RESET; rollback done by bob at 14:05.",
+    ),
     ("coder", "got it 👍"),
     ("support", "好的"),
     ("support", "用户王芳对花生过敏，预订餐厅时必须提前告知。"),
     ("support", "明白了，请继续"),
     ("planner", "The quarterly offsite is in Lisbon from May 3 to May 5; budget is 12,000 EUR."),
-    ("coder", "The billing-service-v2 deploy failed with ERR_CONN_RESET; rollback done by bob at 14:05!"),
+    (
+        "coder",
+        "The billing-service-v2 deploy failed with ERR_CONN_RESET; rollback done by bob at 14:05!",
+    ),
     ("planner", "The quarterly offsite is in Lisbon from May 3 to May 6; budget is 12,000 EUR."),
     (
         "coder",
@@ -50,21 +56,28 @@ async def run_demo(settings: Settings, echo: Callable[[str], None]) -> int:
     """Run the scripted session; returns 0 when every query found something."""
     namespace = f"demo-{uuid.uuid4().hex[:6]}"
     settings = settings.model_copy(update={"namespace": namespace})
-    echo(f"namespace {namespace} on {'the embedded server' if settings.embedded else settings.redis_url}")
+    echo(
+        f"namespace {namespace} on "
+        f"{'the embedded server' if settings.embedded else settings.redis_url}"
+    )
     async with AsyncMemoryClient(settings) as client:
         worker = Worker(settings, name="demo-worker")
         task = asyncio.create_task(worker.run_async())
         try:
             echo("\n== writes (each returns at once; the worker filters and indexes)")
             for agent, text in SCRIPT:
-                receipt = await client.write(text, agent_id=agent, session_id="demo", wait=True, timeout=120)
+                receipt = await client.write(
+                    text, agent_id=agent, session_id="demo", wait=True, timeout=120
+                )
                 verdict = receipt.status
                 if receipt.reason:
                     verdict += f" ({receipt.reason})"
                 if receipt.merged_into:
                     verdict += f" into {receipt.merged_into[:8]}"
                 if receipt.conflicts_with:
-                    verdict += f", conflicts with {', '.join(m[:8] for m in receipt.conflicts_with)}"
+                    verdict += (
+                        f", conflicts with {', '.join(m[:8] for m in receipt.conflicts_with)}"
+                    )
                 record = await client.get(receipt.id) if receipt.status == "indexed" else None
                 if record is not None and record.original:
                     verdict += f", summarized to {len(record.content)} chars"

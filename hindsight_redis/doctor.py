@@ -71,7 +71,7 @@ async def _check_server(client: aioredis.Redis, settings: Settings, report: Doct
     has_search = "search" in modules or "searchlight" in modules
     if not has_search:
         try:
-            await client.execute_command("FT._LIST")
+            await client.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
             has_search = True  # Redis 8 builds the query engine in
         except RedisError:
             pass

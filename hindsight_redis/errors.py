@@ -11,7 +11,7 @@ the same thing again may succeed.
     ├── ConfigError (ValueError)              bad or contradictory settings
     ├── InvalidMemory (ValueError)            a write or query failed validation
     ├── Backpressure                          the stream backlog is over its limit   [retryable]
-    ├── WriteTimeout (TimeoutError)           wait=True or WAITAOF did not confirm in time [retryable]
+    ├── WriteTimeout (TimeoutError)           wait=True / WAITAOF not confirmed in time [retryable]
     ├── ServerError                           the embedded Redis could not start/stop
     │   ├── ServerBinaryMissing               redis-server or a module is not installed
     │   ├── PortInUse                         the chosen port is taken

@@ -269,7 +269,6 @@ class MemoryIndex:
         for _ in range(2):
             total += await self._embed_missing(new_embedder, await self._scan_ids(), field)
         await self.wait_indexed(name)
-        await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, name)  # type: ignore[no-untyped-call]
         await self._redis.hset(
             self._keys.index_meta,
             mapping={
@@ -280,6 +279,9 @@ class MemoryIndex:
                 "dims": str(new_embedder.dims),
             },
         )
+        # Record first, then swap: searchers see the new generation in the
+        # record (and re-ensure) before the alias stops serving their field.
+        await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, name)  # type: ignore[no-untyped-call]
         # Memories committed between the last pass and the swap.
         total += await self._embed_missing(new_embedder, await self._scan_ids(), field)
         try:

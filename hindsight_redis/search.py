@@ -286,6 +286,11 @@ async def _legs(
         )
     for reply in replies[1:]:
         if isinstance(reply, ResponseError):
+            if info.vector_field in str(reply):
+                raise EmbeddingMismatch(
+                    f"index {info.alias} no longer has field {info.vector_field} "
+                    "(rebuilt); call MemoryIndex.ensure() again"
+                ) from reply
             raise InvalidMemory(f"search failed: {reply}") from reply
         if isinstance(reply, Exception):
             raise RedisUnavailable(f"search failed: {reply}") from reply

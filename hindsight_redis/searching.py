@@ -32,7 +32,9 @@ class SearchService:
         info = await MemoryIndex(redis, keys, settings).ensure(embedder)
         return cls(redis, keys, settings, embedder, info)
 
-    async def search(self, query: str, *, top_k: int, mode: str, filters: SearchFilters) -> list[SearchHit]:
+    async def search(
+        self, query: str, *, top_k: int, mode: str, filters: SearchFilters
+    ) -> list[SearchHit]:
         """Run one search; see ``hindsight_redis.search.search_memories``."""
         return await search_memories(
             self.redis,

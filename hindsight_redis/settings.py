@@ -112,7 +112,7 @@ class Settings(BaseSettings):
     hnsw_ef_runtime: int = Field(64, gt=0)
     hybrid_alpha: float = Field(0.7, ge=0.0, le=1.0)
     dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)
-    conflict_threshold: float = Field(0.8, ge=0.0, le=1.0)
+    conflict_threshold: float = Field(0.9, ge=0.0, le=1.0)
 
     @field_validator("namespace", "key_prefix")
     @classmethod

@@ -69,8 +69,8 @@ async def _group_state(
     group = next((g for g in groups if _text(g["name"]) == keys.group), None)
     if group is None:
         first = await redis.xrange(keys.stream, count=1)
-        oldest = _entry_ms(_text(first[0][0])) if first else None
-        return 0, int(await redis.xlen(keys.stream)), {}, oldest
+        first_ms = _entry_ms(_text(first[0][0])) if first else None
+        return 0, int(await redis.xlen(keys.stream)), {}, first_ms
     pending = int(group["pending"])
     undelivered = int(group.get("lag") or 0)
     consumers: dict[str, int] = {}

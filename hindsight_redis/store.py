@@ -14,8 +14,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hindsight_redis import scripts
@@ -124,7 +123,7 @@ class AsyncMemoryClient:
 
     async def write_many(self, items: Sequence[Mapping[str, Any]]) -> list[WriteReceipt]:
         """Accept a batch in one round trip; every item is validated first."""
-        if isinstance(items, Mapping) or isinstance(items, str):
+        if isinstance(items, Mapping | str):
             raise InvalidMemory("write_many takes a list of dicts")
         events = []
         for n, item in enumerate(items):
@@ -163,7 +162,9 @@ class AsyncMemoryClient:
             results = await self._run_write_script(redis, events, items, todo)
             backlog, rejected = 0, []
             for n, result in zip(todo, results, strict=True):
-                status, _, value = (result.decode() if isinstance(result, bytes) else result).partition(":")
+                status, _, value = (
+                    result.decode() if isinstance(result, bytes) else result
+                ).partition(":")
                 if status == "b":
                     backlog = int(value)
                     rejected.append(n)
@@ -213,7 +214,7 @@ class AsyncMemoryClient:
                 pipe = redis.pipeline(transaction=False)
                 for call in calls:
                     pipe.evalsha(*call)
-                return await pipe.execute()  # type: ignore[no-any-return]
+                return await pipe.execute()
             except NoScriptError:
                 if attempt == 2:
                     raise
@@ -229,7 +230,7 @@ class AsyncMemoryClient:
     async def _wait_aof(self, redis: aioredis.Redis) -> None:
         """Block until the AOF holding the writes is fsynced (durable profile)."""
         try:
-            local, _ = await redis.execute_command(
+            local, _ = await redis.execute_command(  # type: ignore[no-untyped-call]
                 "WAITAOF", 1, 0, self.settings.waitaof_timeout_ms
             )
         except ResponseError as e:

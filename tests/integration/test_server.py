@@ -12,7 +12,7 @@ import redis
 
 from hindsight_redis.cli import main
 from hindsight_redis.errors import DataDirError, PortInUse, ServerError
-from hindsight_redis.server import EmbeddedServer, free_port, find_binaries, get_profile
+from hindsight_redis.server import EmbeddedServer, find_binaries, free_port, get_profile
 
 
 def test_start_applies_the_profile_and_loads_search(tmp_path: Path) -> None:
@@ -48,7 +48,9 @@ def test_unwritable_data_dir_is_a_clear_error(tmp_path: Path) -> None:
         EmbeddedServer(blocker / "sub", get_profile("ephemeral"), port=0).start()
 
 
-def test_cli_server_and_doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_server_and_doctor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("HINDSIGHT_REDIS_URL", raising=False)
     common = ["--server-dir", str(tmp_path), "--port", "0", "--profile", "durable"]
     assert main(["server", "start", *common]) == 0
@@ -64,7 +66,9 @@ def test_cli_server_and_doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["server", "status", *common]) == 3
 
 
-def test_doctor_explains_a_redis_without_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_doctor_explains_a_redis_without_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     port = free_port()
     proc = subprocess.Popen(
         [str(find_binaries().server), "--port", str(port), "--save", "", "--dir", str(tmp_path)],
@@ -80,7 +84,9 @@ def test_doctor_explains_a_redis_without_search(tmp_path: Path, capsys: pytest.C
             except redis.ConnectionError:
                 assert time.monotonic() < deadline
                 time.sleep(0.02)
-        code = main(["doctor", "--redis-url", f"redis://127.0.0.1:{port}/0", "--profile", "ephemeral"])
+        code = main(
+            ["doctor", "--redis-url", f"redis://127.0.0.1:{port}/0", "--profile", "ephemeral"]
+        )
         out = capsys.readouterr().out
         assert code == 1 and "no search module" in out
     finally:

@@ -12,7 +12,9 @@ from hindsight_redis.errors import InvalidMemory as InvalidMemoryError
 
 from helpers import FailOn
 
-FACT = "The billing-service-v2 deploy on 2026-03-02 failed with ERR_CONN_RESET, rolled back by Alice"
+FACT = (
+    "The billing-service-v2 deploy on 2026-03-02 failed with ERR_CONN_RESET, rolled back by Alice"
+)
 OTHER = "Bob prefers answers in Chinese and wants weekly summaries every Friday at 9am"
 THIRD = "The staging Postgres cluster moved to eu-west-1 on March 14; credentials rotate monthly"
 
@@ -116,7 +118,9 @@ async def test_backpressure_block_mode_waits_for_room(settings: Settings) -> Non
         assert receipt.status == "accepted"
 
 
-async def test_poison_entry_is_dead_lettered_and_the_stream_keeps_flowing(settings: Settings) -> None:
+async def test_poison_entry_is_dead_lettered_and_the_stream_keeps_flowing(
+    settings: Settings,
+) -> None:
     async with AsyncMemoryClient(settings) as client:
         await client.write(FACT + " before")
         await client.redis.xadd(client.keys.stream, {EVENT_FIELD: b"\xc1 not msgpack"})
@@ -130,7 +134,9 @@ async def test_poison_entry_is_dead_lettered_and_the_stream_keeps_flowing(settin
         assert stats["dead_letters"] == 1 and stats["backlog"] == 0 and stats["pending"] == 0
 
 
-async def test_failing_entry_is_retried_then_dead_lettered_and_replayable(settings: Settings) -> None:
+async def test_failing_entry_is_retried_then_dead_lettered_and_replayable(
+    settings: Settings,
+) -> None:
     fast = settings.model_copy(update={"max_deliveries": 3, "claim_idle_ms": 50})
     async with AsyncMemoryClient(fast) as client:
         bad = await client.write(FACT + " POISON")
@@ -212,7 +218,9 @@ async def test_forget_restore_protect(settings: Settings) -> None:
         receipt = await client.write(FACT)
         await Worker(settings).run_async(burst=True)
         assert (await client.forget(receipt.id)).status == "archived"
-        assert receipt.id not in [h.id for h in await client.search("billing-service-v2", mode="keyword")]
+        assert receipt.id not in [
+            h.id for h in await client.search("billing-service-v2", mode="keyword")
+        ]
         archived = await client.search("billing-service-v2", mode="keyword", include_archived=True)
         assert receipt.id in [h.id for h in archived]
         assert (await client.restore(receipt.id)).status == "active"

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import SecretStr
 
 from hindsight_redis.errors import EmbeddingError
 from hindsight_redis.providers.embedders import (
@@ -72,6 +73,11 @@ def test_hash_embedder_paraphrase_closer_than_unrelated_text() -> None:
 async def test_empty_batch_gives_empty_matrix() -> None:
     assert (await HashEmbedder(dims=32).embed([])).shape == (0, 32)
     assert LocalEmbedder().embed_sync([]).shape[0] == 0
+
+
+def test_a_bare_string_is_rejected_not_embedded_char_by_char() -> None:
+    with pytest.raises(TypeError, match="list"):
+        HashEmbedder().embed_sync("hello")
 
 
 # ----------------------------------------------------------------- local
@@ -197,7 +203,7 @@ async def test_litellm_unreachable_server_raises_after_retries(
     emb = LiteLLMEmbedder(
         "openai/text-embedding-3-small",
         api_base=f"http://127.0.0.1:{_closed_port()}/v1",
-        api_key="sk-test",
+        api_key=SecretStr("sk-test"),
         max_retries=2,
         backoff_initial_s=0.01,
         timeout_s=2.0,

@@ -19,7 +19,9 @@ from hindsight_redis.pipeline.base import Candidate
 
 
 def _event(**fields: object):  # type: ignore[no-untyped-def]
-    return build_event("team-a", {"content": "Alice prefers Chinese", **fields}, max_content_chars=100, max_tags=3)
+    return build_event(
+        "team-a", {"content": "Alice prefers Chinese", **fields}, max_content_chars=100, max_tags=3
+    )
 
 
 def test_event_round_trips_through_msgpack() -> None:
@@ -45,7 +47,9 @@ def test_event_round_trips_through_msgpack() -> None:
         ({"colour": "red"}, "unknown field"),
     ],
 )
-def test_bad_writes_are_rejected_with_a_clear_message(fields: dict[str, object], message: str) -> None:
+def test_bad_writes_are_rejected_with_a_clear_message(
+    fields: dict[str, object], message: str
+) -> None:
     with pytest.raises(InvalidMemory, match=message):
         _event(**fields)
 
@@ -74,10 +78,14 @@ def test_undecodable_entries_are_poison(fields: dict[bytes, bytes]) -> None:
 
 def test_document_round_trips_to_a_record() -> None:
     event = _event(agent_id="planner", tags=["user:alice"], source="chat#7")
-    candidate = Candidate(entry_id="1-0", event=event, content="summary", original="Alice prefers Chinese")
+    candidate = Candidate(
+        entry_id="1-0", event=event, content="summary", original="Alice prefers Chinese"
+    )
     candidate.embedding = np.ones(4, dtype=np.float32) / 2
     candidate.write_score = 0.9
-    doc = doc_from_candidate(candidate, memory_id=event.event_id, vector_field="vec", embedding_model="m", now=1.0)
+    doc = doc_from_candidate(
+        candidate, memory_id=event.event_id, vector_field="vec", embedding_model="m", now=1.0
+    )
     assert doc["vec"] == (np.ones(4, dtype=np.float32) / 2).tobytes()
     record = record_from_doc(event.event_id, {k: v for k, v in doc.items() if k != "vec"})
     assert record.content == "summary" and record.original == "Alice prefers Chinese"

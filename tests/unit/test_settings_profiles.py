@@ -29,7 +29,9 @@ def test_unset_redis_url_means_embedded(monkeypatch: pytest.MonkeyPatch) -> None
     assert not Settings(redis_url="redis://redis:6379/0").embedded
 
 
-@pytest.mark.parametrize("bad", [{"namespace": "a b"}, {"namespace": "x{y}"}, {"profile": "fast"}, {"min_score": 2}])
+@pytest.mark.parametrize(
+    "bad", [{"namespace": "a b"}, {"namespace": "x{y}"}, {"profile": "fast"}, {"min_score": 2}]
+)
 def test_bad_settings_are_rejected(bad: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         Settings(**bad)  # type: ignore[arg-type]
@@ -42,7 +44,9 @@ def test_secrets_do_not_leak_in_repr() -> None:
 
 def test_profiles_describe_their_redis_config() -> None:
     assert set(PROFILES) == {"ephemeral", "snapshot", "balanced", "durable"}
-    assert get_profile("durable").config["appendfsync"] == "always" and get_profile("durable").wait_aof
+    assert (
+        get_profile("durable").config["appendfsync"] == "always" and get_profile("durable").wait_aof
+    )
     assert get_profile("balanced").config["appendfsync"] == "everysec"
     assert not get_profile("ephemeral").persists and get_profile("snapshot").persists
     with pytest.raises(ConfigError, match="choose one of"):
@@ -51,15 +55,27 @@ def test_profiles_describe_their_redis_config() -> None:
 
 def test_profile_mismatches_name_each_difference() -> None:
     durable = get_profile("durable")
-    assert profile_mismatches(durable, {"appendonly": "yes", "appendfsync": "always", "save": ""}) == []
-    problems = profile_mismatches(durable, {"appendonly": "no", "appendfsync": "everysec", "save": "3600 1"})
+    assert (
+        profile_mismatches(durable, {"appendonly": "yes", "appendfsync": "always", "save": ""})
+        == []
+    )
+    problems = profile_mismatches(
+        durable, {"appendonly": "no", "appendfsync": "everysec", "save": "3600 1"}
+    )
     assert len(problems) == 3 and any("appendfsync" in p for p in problems)
 
 
 def test_public_api_is_sorted_and_complete() -> None:
     names = hindsight_redis.__all__
     assert names == sorted(names)
-    for name in ("AsyncMemoryClient", "MemoryClient", "Settings", "Worker", "SearchHit", "MemoryRecord"):
+    for name in (
+        "AsyncMemoryClient",
+        "MemoryClient",
+        "Settings",
+        "Worker",
+        "SearchHit",
+        "MemoryRecord",
+    ):
         assert name in names and getattr(hindsight_redis, name) is not None
     public = {n for n in vars(hindsight_redis) if not n.startswith("_") and n[0].isupper()}
     assert public <= set(names)
