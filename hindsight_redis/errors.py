@@ -43,7 +43,7 @@ class InvalidMemory(HindsightError, ValueError):
 
 
 class Backpressure(HindsightError):
-    """The stream backlog passed its limit; the write was not accepted."""
+    """The stream backlog is at its limit; the write (or the whole batch) was not accepted."""
 
     retryable = True
 
@@ -54,7 +54,6 @@ class Backpressure(HindsightError):
         )
         self.backlog = backlog
         self.limit = limit
-        self.accepted: list[object] = []  # receipts of a batch's writes that got in
 
 
 class WriteTimeout(HindsightError, TimeoutError):

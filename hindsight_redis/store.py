@@ -156,31 +156,22 @@ class AsyncMemoryClient:
         items: Sequence[Mapping[str, Any]],
         deadline: float,
     ) -> list[WriteReceipt]:
-        receipts: list[WriteReceipt | None] = [None] * len(events)
-        todo = list(range(len(events)))
+        """Append a batch with one script call: accepted whole, or not at all."""
         while True:
-            results = await self._run_write_script(redis, events, items, todo)
-            backlog, rejected = 0, []
-            for n, result in zip(todo, results, strict=True):
-                status, _, value = (
-                    result.decode() if isinstance(result, bytes) else result
-                ).partition(":")
-                if status == "b":
-                    backlog = int(value)
-                    rejected.append(n)
-                    continue
-                receipts[n] = WriteReceipt(
-                    id=events[n].event_id,
-                    stream_id=value,
-                    duplicate=status == "d",
-                )
-            if not rejected:
-                return [r for r in receipts if r is not None]
+            reply = await self._run_write_script(redis, events, items)
+            if not isinstance(reply, bytes | str):
+                replies = [r.decode() if isinstance(r, bytes) else r for r in reply]
+                return [
+                    WriteReceipt(
+                        id=event.event_id,
+                        stream_id=answer[2:],
+                        duplicate=answer.startswith("d:"),
+                    )
+                    for event, answer in zip(events, replies, strict=True)
+                ]
+            backlog = int((reply.decode() if isinstance(reply, bytes) else reply)[2:])
             if self.settings.backpressure == "error" or time.monotonic() >= deadline:
-                error = Backpressure(backlog, self.settings.max_backlog)
-                error.accepted = [r for r in receipts if r is not None]
-                raise error
-            todo = rejected
+                raise Backpressure(backlog, self.settings.max_backlog)
             await asyncio.sleep(_BLOCK_POLL_S)
 
     async def _run_write_script(
@@ -188,39 +179,24 @@ class AsyncMemoryClient:
         redis: aioredis.Redis,
         events: list[MemoryEvent],
         items: Sequence[Mapping[str, Any]],
-        todo: list[int],
-    ) -> list[Any]:
-        """One EVALSHA per write, all in one pipeline: a single round trip."""
-        if self._write_sha is None:
-            self._write_sha = await redis.script_load(scripts.WRITE)
+    ) -> Any:
+        """One EVALSHA for the whole batch: a single command, a single round trip."""
+        keys = [self.keys.stream, self.keys.stats]
+        args: list[Any] = [self.settings.max_backlog, self.settings.idempotency_ttl_s]
+        for event, item in zip(events, items, strict=True):
+            keys.append(self.keys.idempotency(event.event_id))
+            args += [encode_event(event), "0" if item.get("idempotency_key") is None else "1"]
         for attempt in (1, 2):
-            calls = [
-                (
-                    self._write_sha,
-                    3,
-                    self.keys.stream,
-                    self.keys.stats,
-                    self.keys.idempotency(events[n].event_id),
-                    encode_event(events[n]),
-                    self.settings.max_backlog,
-                    self.settings.idempotency_ttl_s,
-                    "1" if items[n].get("idempotency_key") is not None else "0",
-                )
-                for n in todo
-            ]
+            if self._write_sha is None:
+                self._write_sha = await redis.script_load(scripts.WRITE)
             try:
-                if len(calls) == 1:  # no pipeline object for the common single write
-                    return [await redis.evalsha(*calls[0])]
-                pipe = redis.pipeline(transaction=False)
-                for call in calls:
-                    pipe.evalsha(*call)
-                return await pipe.execute()
+                return await redis.evalsha(self._write_sha, len(keys), *keys, *args)
             except NoScriptError:
+                # The server lost its script cache (a restart): load it again. A
+                # script refused with NOSCRIPT did not run, so nothing is written twice.
+                self._write_sha = None
                 if attempt == 2:
                     raise
-                # The server lost its script cache (restart): load again and retry;
-                # a script that failed with NOSCRIPT did not run, so nothing was written twice.
-                self._write_sha = await redis.script_load(scripts.WRITE)
             except (RedisConnectionError, RedisTimeoutError) as e:
                 raise RedisUnavailable(
                     f"write failed; retry with the same idempotency_key to stay exactly-once: {e}"

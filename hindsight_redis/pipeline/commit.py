@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgpack
 import redis.asyncio as aioredis
 
 from hindsight_redis import scripts
@@ -79,7 +80,7 @@ class Committer:
         counters.append(f"dropped:{candidate.drop_reason}" if op == "drop" else _PAST[op])
         if op == "index" and candidate.conflicts_with:
             counters.append("conflicts")
-        fields: list[str | bytes] = []
+        fields: list[bytes] = []
         if op == "index":
             doc = doc_from_candidate(
                 candidate,
@@ -90,7 +91,8 @@ class Committer:
             )
             if candidate.conflicts_with:
                 doc["review"] = "conflict"
-            fields = [x for pair in doc.items() for x in pair]
+            flat = [x for pair in doc.items() for x in pair]
+            fields = [msgpack.packb(flat, use_bin_type=False)]
         conflict_keys = [keys.doc(m) for m in candidate.conflicts_with] if op == "index" else []
         await self._commit(
             keys=[

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import string
 import tomllib
 import unicodedata
 from collections.abc import Mapping
@@ -29,10 +30,13 @@ _SPACES = re.compile(r"\s+")
 # included), marks that only decorate emoji (variation selectors), format chars.
 _STRIPPED_CATEGORIES = ("P", "S", "Cf")
 _EMOJI_MARKS = frozenset({"\ufe0e", "\ufe0f", "\u20e3"})
+_ASCII_PUNCTUATION = str.maketrans({c: ("" if c == "'" else " ") for c in string.punctuation})
 
 
 def normalize(text: str) -> str:
     """Casefold ``text``, drop punctuation, symbols and emoji, collapse spaces."""
+    if text.isascii():  # fast path: NFKC is the identity, P/S are string.punctuation
+        return _SPACES.sub(" ", text.lower().translate(_ASCII_PUNCTUATION)).strip()
     out: list[str] = []
     for ch in unicodedata.normalize("NFKC", text).casefold():
         if ch in _EMOJI_MARKS or unicodedata.category(ch).startswith(_STRIPPED_CATEGORIES):

@@ -66,6 +66,17 @@ def text_weight(text: str, config: FilterConfig) -> float:
     return sum(config.weight(script_of(ch)) for ch in text if ch.isalnum())
 
 
+def weighs_at_least(text: str, config: FilterConfig, threshold: float) -> bool:
+    """``text_weight(text) >= threshold``, stopping as soon as it is reached."""
+    total = 0.0
+    for ch in text:
+        if ch.isalnum():
+            total += config.weight(script_of(ch))
+            if total >= threshold:
+                return True
+    return total >= threshold
+
+
 def _is_emoji(ch: str) -> bool:
     code = ord(ch)
     return (
@@ -122,10 +133,17 @@ def check_rules(text: str, lists: FilterConfig) -> str | None:
         return TOO_SHORT
     if not any(ch.isalnum() for ch in text):
         return _symbols_reason(text)
-    norm = normalize(text)
-    if norm and len(norm) <= lists.ack_max_chars and only_phrases(norm, lists.acks, lists.fillers):
-        return ACK
-    if text_weight(text, lists) < lists.min_weight:
+    # Normalising only shrinks text by punctuation, symbols and spaces: a long
+    # text cannot be a bare acknowledgement, so skip the costly check for it.
+    if len(text) <= 4 * lists.ack_max_chars:
+        norm = normalize(text)
+        if (
+            norm
+            and len(norm) <= lists.ack_max_chars
+            and only_phrases(norm, lists.acks, lists.fillers)
+        ):
+            return ACK
+    if not weighs_at_least(text, lists, lists.min_weight):
         return TOO_SHORT
     return None
 

@@ -211,8 +211,9 @@ class LocalEmbedder:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         tok, rows, scales = self._load()
-        # encode_batch_fast skips offset tracking, which a static model never needs.
-        encodings = tok.encode_batch_fast(texts, add_special_tokens=False)
+        # encode_batch_fast (tokenizers >= 0.20) skips offsets, which a static model never needs.
+        encode = getattr(tok, "encode_batch_fast", tok.encode_batch)
+        encodings = encode(texts, add_special_tokens=False)
         out = np.empty((len(texts), rows.shape[1]), dtype=np.float32)
         for i, enc in enumerate(encodings):
             ids = enc.ids
@@ -274,7 +275,7 @@ def _response_vectors(response: Any, expected: int) -> Vectors:
 class LiteLLMEmbedder:
     """Remote embeddings through ``litellm.aembedding`` (OpenAI, Azure, Ollama, ...).
 
-    Texts are sent in batches of ``max_batch_size``, at most ``max_concurrency``
+    Texts are sent in batches of ``batch_size``, at most ``max_concurrency``
     requests at a time; retryable failures (timeouts, connection errors, 429,
     5xx) are retried ``max_retries`` times with jittered exponential backoff,
     then raised as ``EmbeddingError``. ``dims`` is given or learnt from the
@@ -289,7 +290,7 @@ class LiteLLMEmbedder:
         dims: int | None = None,
         api_base: str | None = None,
         api_key: str | SecretStr | None = None,
-        max_batch_size: int = 128,
+        batch_size: int = 128,
         max_concurrency: int = 4,
         max_retries: int = 3,
         backoff_initial_s: float = 0.5,
@@ -298,13 +299,13 @@ class LiteLLMEmbedder:
         extra: Mapping[str, Any] | None = None,
         embed_fn: EmbedFn | None = None,
     ) -> None:
-        if max_batch_size < 1 or max_concurrency < 1 or max_retries < 0:
-            raise ConfigError("max_batch_size and max_concurrency must be >= 1, max_retries >= 0")
+        if batch_size < 1 or max_concurrency < 1 or max_retries < 0:
+            raise ConfigError("batch_size and max_concurrency must be >= 1, max_retries >= 0")
         self._model = model
         self._dims = dims
         self._api_base = api_base
         self._api_key = api_key
-        self._batch = max_batch_size
+        self._batch = batch_size
         self._concurrency = max_concurrency
         self._retries = max_retries
         self._backoff = (backoff_initial_s, backoff_max_s)
@@ -320,13 +321,35 @@ class LiteLLMEmbedder:
 
     @property
     def dims(self) -> int:
-        """Vector dimension: as given, or learnt from the first response."""
+        """Vector dimension: as given, learnt from a response, or from litellm's model table."""
+        if self._dims is None:
+            self._dims = self._known_dims()
         if self._dims is None:
             raise EmbeddingError(
-                f"dimension of {self.model_id} unknown until the first embed; "
-                "pass dims= to know it up front"
+                f"dimension of {self.model_id} unknown: pass dims=, or await probe_dims() first"
             )
         return self._dims
+
+    def _known_dims(self) -> int | None:
+        requested = self._extra.get("dimensions")
+        if isinstance(requested, int):
+            return requested
+        if self._embed_fn is not None:
+            return None
+        _default_embed_fn()  # imports litellm with the local model table
+        import litellm
+
+        try:
+            size = litellm.get_model_info(self._model).get("output_vector_size")
+        except Exception:  # litellm raises for models missing from its table
+            return None
+        return int(size) if isinstance(size, int) else None
+
+    async def probe_dims(self) -> int:
+        """Learn the dimension by embedding one short text (one provider call, if unknown)."""
+        if self._dims is None:
+            await self.embed(["dimension probe"])
+        return self.dims
 
     def _semaphore(self) -> asyncio.Semaphore:
         # One per event loop: asyncio primitives cannot be shared across loops.
@@ -389,8 +412,13 @@ class LiteLLMEmbedder:
         if not texts:
             return np.zeros((0, self._dims or 0), dtype=np.float32)
         batches = [texts[i : i + self._batch] for i in range(0, len(texts), self._batch)]
-        parts = await asyncio.gather(*(self._call(b) for b in batches))
-        matrix = np.vstack(parts)
+        try:
+            # A TaskGroup cancels the other batches as soon as one has failed for good.
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self._call(b)) for b in batches]
+        except ExceptionGroup as eg:
+            raise eg.exceptions[0]  # noqa: B904 - keeps the batch error's own cause
+        matrix = np.vstack([t.result() for t in tasks])
         if self._dims is None:
             self._dims = int(matrix.shape[1])
         elif matrix.shape[1] != self._dims:

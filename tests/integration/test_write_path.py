@@ -39,27 +39,40 @@ async def test_write_returns_at_once_and_a_worker_indexes_it(settings: Settings)
         assert record.embedding_dims > 0
 
 
-async def test_write_many_is_one_round_trip_and_keeps_order(
+async def test_write_many_is_one_command_and_keeps_order(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from redis.asyncio.client import Pipeline
-
-    executions = []
-    real_execute = Pipeline.execute
-
-    async def counting_execute(self: Pipeline, *args: object, **kwargs: object) -> object:
-        executions.append(len(self.command_stack))
-        return await real_execute(self, *args, **kwargs)
-
     async with AsyncMemoryClient(settings) as client:
         await client.write("warm-up: loads the write script once")
-        monkeypatch.setattr(Pipeline, "execute", counting_execute)
+        commands: list[object] = []
+        real = client.redis.execute_command
+
+        async def counting(*args: object, **kwargs: object) -> object:
+            commands.append(args[0])
+            return await real(*args, **kwargs)
+
+        monkeypatch.setattr(client.redis, "execute_command", counting)
         items = [{"content": f"{FACT} (copy {n})", "source": f"chat#{n}"} for n in range(50)]
         receipts = await client.write_many(items)
-        assert executions == [50]  # one pipeline, one round trip, one script call per item
+        assert commands == ["EVALSHA"]  # the whole batch in one command, one round trip
         assert len(receipts) == 50 and len({r.id for r in receipts}) == 50
         stream_ids = [r.stream_id for r in receipts]
         assert stream_ids == sorted(stream_ids, key=lambda s: tuple(map(int, s.split("-"))))
+        assert (await client.stats())["accepted"] == 51
+
+
+async def test_a_batch_mixing_new_and_retried_writes(settings: Settings) -> None:
+    async with AsyncMemoryClient(settings) as client:
+        first = await client.write(FACT, idempotency_key="k1")
+        receipts = await client.write_many(
+            [
+                {"content": OTHER, "idempotency_key": "k2"},
+                {"content": FACT, "idempotency_key": "k1"},
+            ]
+        )
+        assert not receipts[0].duplicate and receipts[1].duplicate
+        assert receipts[1].stream_id == first.stream_id
+        assert (await client.stats())["accepted"] == 2
 
 
 async def test_invalid_writes_get_clear_errors_and_nothing_is_queued(settings: Settings) -> None:
@@ -98,6 +111,8 @@ async def test_backpressure_rejects_writes_over_the_backlog_limit(settings: Sett
         with pytest.raises(Backpressure, match="5 unprocessed") as info:
             await client.write(FACT + " one too many")
         assert info.value.retryable
+        with pytest.raises(Backpressure):  # a batch is accepted whole or not at all
+            await client.write_many([{"content": OTHER}, {"content": THIRD}])
         await Worker(tight).run_async(burst=True)
         receipt = await client.write(FACT + " after draining")  # room again
         assert receipt.status == "accepted"

@@ -219,7 +219,7 @@ async def test_litellm_unreachable_server_raises_after_retries(
 async def test_litellm_mock_response_goes_through_real_litellm() -> None:
     # litellm's embedding mock returns one vector per call, so batch size 1.
     emb = LiteLLMEmbedder(
-        "text-embedding-3-small", max_batch_size=1, extra={"mock_response": [3.0, 4.0]}
+        "text-embedding-3-small", batch_size=1, extra={"mock_response": [3.0, 4.0]}
     )
     vecs = await emb.embed(["a", "b", "c"])
     np.testing.assert_allclose(vecs, [[0.6, 0.8]] * 3, rtol=1e-6)
@@ -252,7 +252,7 @@ class FakeProvider:
 
 async def test_litellm_batches_limits_concurrency_and_normalises() -> None:
     fake = FakeProvider()
-    emb = LiteLLMEmbedder("m", max_batch_size=4, max_concurrency=2, embed_fn=fake)
+    emb = LiteLLMEmbedder("m", batch_size=4, max_concurrency=2, embed_fn=fake)
     texts = [f"t{'x' * i}" for i in range(10)]
     vecs = await emb.embed(texts)
     assert sorted(len(b) for b in fake.batches) == [2, 4, 4]
@@ -282,6 +282,24 @@ async def test_litellm_does_not_retry_client_errors() -> None:
     assert fake.fail_first == 4
 
 
-def test_litellm_dims_unknown_before_first_call() -> None:
-    with pytest.raises(EmbeddingError, match="dims="):
-        _ = LiteLLMEmbedder("m").dims
+async def test_litellm_dims_unknown_until_probed() -> None:
+    emb = LiteLLMEmbedder("m", embed_fn=FakeProvider())
+    with pytest.raises(EmbeddingError, match="probe_dims"):
+        _ = emb.dims
+    assert await emb.probe_dims() == 3
+    assert emb.dims == 3
+
+
+def test_litellm_dims_from_request_or_litellm_model_table() -> None:
+    assert LiteLLMEmbedder("m", extra={"dimensions": 512}).dims == 512
+    assert LiteLLMEmbedder("text-embedding-3-small").dims == 1536
+
+
+async def test_litellm_failed_batch_raises_embedding_error_not_a_group() -> None:
+    class Unauthorized(Exception):
+        status_code = 401
+
+    fake = FakeProvider(fail_first=1, error=Unauthorized("bad key"))
+    emb = LiteLLMEmbedder("m", batch_size=1, max_concurrency=1, embed_fn=fake)
+    with pytest.raises(EmbeddingError, match="Unauthorized"):
+        await emb.embed(["a", "b", "c"])
