@@ -156,6 +156,21 @@ def _by_id(method: str) -> Handler:
     return handler
 
 
+def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.embedder:
+        print("error: reindex needs --embedder (the new one)", file=sys.stderr)
+        return 2
+    result = asyncio.run(_with_client(settings, lambda c: c.reindex(args.embedder)))
+    _print_json(result)
+    print("restart workers with the new embedder (HINDSIGHT_EMBEDDER)", file=sys.stderr)
+    return 0
+
+
+def cmd_conflicts(args: argparse.Namespace, settings: Settings) -> int:
+    _print_json(asyncio.run(_with_client(settings, lambda c: c.conflicts(args.limit))))
+    return 0
+
+
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     _print_json(asyncio.run(_with_client(settings, lambda c: c.stats())))
     return 0
@@ -230,6 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         add(name, _by_id(name), text).add_argument("id")
     add("stats", cmd_stats, "counters, backlog, pending, dead letters")
+    add("reindex", cmd_reindex, "rebuild the index under --embedder without downtime")
+    p = add("conflicts", cmd_conflicts, "memories flagged as contradicting another")
+    p.add_argument("--limit", type=int, default=100)
     p = add("dlq", cmd_dlq, "list or replay dead letters")
     p.add_argument("action", choices=["list", "replay"])
     p.add_argument("ids", nargs="*", help="dead-letter ids to replay (default: all)")

@@ -20,6 +20,7 @@ the same thing again may succeed.
     ├── MissingSearchModule                   Redis answers but has no search module
     ├── EmbeddingError                        an embedding provider failed          [retryable]
     ├── EmbeddingMismatch (ValueError)        model/dimension differ from the index's
+    │   └── IndexMoved                        a reindex swapped the index under a worker
     ├── ProviderError                         an LLM provider failed                [retryable]
     ├── PoisonMessage (ValueError)            a stream entry cannot be decoded
     └── NotFound (KeyError)                   no memory with that id
@@ -96,6 +97,10 @@ class EmbeddingError(HindsightError):
 
 class EmbeddingMismatch(HindsightError, ValueError):
     """The embedder's model or dimension differs from the one the index was built with."""
+
+
+class IndexMoved(EmbeddingMismatch):
+    """The index was rebuilt under another embedder while a worker was running."""
 
 
 class ProviderError(HindsightError):

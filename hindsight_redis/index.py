@@ -173,7 +173,15 @@ class MemoryIndex:
                 raise EmbeddingMismatch(mismatch_message(info, embedder.model_id, embedder.dims))
             generation = info.generation
             await self._create(generation, info.dims)
-            await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, info.name)  # type: ignore[no-untyped-call]
+            # ADD, never UPDATE: only reindex moves the alias. An ensure that read
+            # the old generation just before a reindex must not move it back.
+            try:
+                await self._redis.execute_command(  # type: ignore[no-untyped-call]
+                    "FT.ALIASADD", self._keys.index_alias, info.name
+                )
+            except ResponseError as e:
+                if "exists" not in str(e).lower():
+                    raise
             return info
         except RedisError as e:
             raise RedisUnavailable(f"could not prepare the search index: {e}") from e

@@ -35,18 +35,23 @@ return replies
 """
 
 # KEYS: outcome, stream, stats, target doc, notify list, errors hash, recent drops,
-#       then the docs of memories the new one conflicts with
+#       index meta, then the docs of memories the new one conflicts with
 # ARGV: group, entry id, op (index|merge|drop), outcome json, outcome ttl (s),
 #       notify ("1"/"0"), now, memory id, source, n extra counters, counters...,
 #       then for op=index the doc's field/value pairs as one msgpack array
-#       (one argument instead of ~50 keeps the client's packing cheap)
-# -> 1 committed, 0 already committed (only acked), -1 merge target vanished
+#       (one argument instead of ~50 keeps the client's packing cheap), and last
+#       the index generation the worker embedded for
+# -> 1 committed, 0 already committed (only acked), -1 merge target vanished,
+#    -2 the index moved to a new generation (reindex): nothing done
 COMMIT = """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('XACK', KEYS[2], ARGV[1], ARGV[2])
   return 0
 end
 local op = ARGV[3]
+if op ~= 'drop' and redis.call('HGET', KEYS[8], 'generation') ~= ARGV[#ARGV] then
+  return -2
+end
 local ncounters = tonumber(ARGV[10])
 local first_field = 11 + ncounters
 local function append_unique(list, item)
@@ -60,7 +65,7 @@ end
 if op == 'index' then
   local fields = cmsgpack.unpack(ARGV[first_field])
   redis.call('HSET', KEYS[4], unpack(fields))
-  for k = 8, #KEYS do
+  for k = 9, #KEYS do
     if redis.call('EXISTS', KEYS[k]) == 1 then
       local old = redis.call('HGET', KEYS[k], 'conflicts_with') or ''
       redis.call('HSET', KEYS[k], 'conflicts_with', append_unique(old, ARGV[8]),

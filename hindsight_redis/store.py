@@ -328,6 +328,33 @@ class AsyncMemoryClient:
         """Put dead letters (all, or those ids) back on the stream."""
         return await replay_dead_letters(await self.connect(), self.keys, ids)
 
+    async def reindex(self, embedder: str) -> dict[str, Any]:
+        """Rebuild the index under another embedder (``"local"``, ``"litellm:<model>"``...).
+
+        Searches keep being served by the old index until the new one is
+        complete; then the alias moves. Restart workers with the new embedder.
+        """
+        from hindsight_redis.index import MemoryIndex
+        from hindsight_redis.pipeline.assembly import embedder_from_settings
+
+        new_settings = self.settings.model_copy(update={"embedder": embedder})
+        info = await MemoryIndex(await self.connect(), self.keys, new_settings).reindex(
+            embedder_from_settings(new_settings)
+        )
+        self._search_state = None  # the next search re-opens against the new index
+        return {
+            "index": info.name,
+            "generation": info.generation,
+            "model": info.model_id,
+            "dims": info.dims,
+        }
+
+    async def conflicts(self, limit: int = 100) -> list[MemoryRecord]:
+        """Memories flagged for review because they contradict another (newest first)."""
+        from hindsight_redis.search import list_conflicts
+
+        return await list_conflicts(await self.connect(), self.keys, limit=limit)
+
     async def search(
         self,
         query: str,

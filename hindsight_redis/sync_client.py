@@ -87,6 +87,14 @@ class MemoryClient:
         """See ``AsyncMemoryClient.replay_dead_letters``."""
         return self._run(self._client.replay_dead_letters(ids))
 
+    def reindex(self, embedder: str) -> dict[str, Any]:
+        """See ``AsyncMemoryClient.reindex``."""
+        return self._run(self._client.reindex(embedder))
+
+    def conflicts(self, limit: int = 100) -> list[MemoryRecord]:
+        """See ``AsyncMemoryClient.conflicts``."""
+        return self._run(self._client.conflicts(limit))
+
     def stats(self) -> dict[str, Any]:
         """See ``AsyncMemoryClient.stats``."""
         return self._run(self._client.stats())

@@ -26,6 +26,7 @@ class BuiltPipeline:
     stages: list[Stage]
     vector_field: str
     embedding_model: str
+    generation: int
     maintenance: Callable[[], Awaitable[object]] | None = None
 
 
@@ -74,5 +75,6 @@ async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) 
         stages=stages,
         vector_field=info.vector_field,
         embedding_model=info.model_id,
+        generation=info.generation,
         maintenance=maintenance,
     )

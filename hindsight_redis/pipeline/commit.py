@@ -18,6 +18,7 @@ import redis.asyncio as aioredis
 
 from hindsight_redis import scripts
 from hindsight_redis.codec import doc_from_candidate, encode_outcome
+from hindsight_redis.errors import IndexMoved
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate
 
@@ -35,12 +36,14 @@ class Committer:
         *,
         vector_field: str,
         embedding_model: str,
+        generation: int,
         outcome_ttl_s: int,
     ) -> None:
         self.redis = redis
         self.keys = keys
         self.vector_field = vector_field
         self.embedding_model = embedding_model
+        self.generation = generation
         self.outcome_ttl_s = outcome_ttl_s
         self._commit = redis.register_script(scripts.COMMIT)
         self._dead_letter = redis.register_script(scripts.DEAD_LETTER)
@@ -56,13 +59,22 @@ class Committer:
             await self._queue(pipe, candidate, now)
         results = await pipe.execute()
         vanished = []
+        stale = 0
         for candidate, result in zip(candidates, results, strict=True):
-            if result == 0:
+            if result == -2:
+                stale += 1
+            elif result == 0:
                 counts["already"] += 1
             elif result == -1:
                 vanished.append(candidate)
             else:
                 counts[_PAST[_op(candidate)]] += 1
+        if stale:
+            raise IndexMoved(
+                f"{stale} memories were embedded for index generation {self.generation}, "
+                "but the index was rebuilt (reindex); they stay pending for a worker "
+                "with the new embedder"
+            )
         if vanished:  # the memory a duplicate was merged into is gone: store the new one
             for candidate in vanished:
                 candidate.merge_into = None
@@ -103,6 +115,7 @@ class Committer:
                 keys.notify(event.event_id),
                 keys.errors,
                 keys.recent_drops,
+                keys.index_meta,
                 *conflict_keys,
             ],
             args=[
@@ -118,6 +131,7 @@ class Committer:
                 len(counters),
                 *counters,
                 *fields,
+                str(self.generation),
             ],
             client=pipe,
         )

@@ -26,7 +26,7 @@ from redis.exceptions import ResponseError
 
 from hindsight_redis.codec import decode_event
 from hindsight_redis.connection import connect, require_search
-from hindsight_redis.errors import HindsightError, PoisonMessage
+from hindsight_redis.errors import HindsightError, IndexMoved, PoisonMessage
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate, Stage
 from hindsight_redis.pipeline.commit import Committer
@@ -124,6 +124,7 @@ class Worker:
             self.keys,
             vector_field=built.vector_field,
             embedding_model=built.embedding_model,
+            generation=built.generation,
             outcome_ttl_s=self.settings.outcome_ttl_s,
         )
         stages = self._stages if self._stages is not None else built.stages
@@ -151,7 +152,14 @@ class Worker:
             if room > 0:
                 entries += await self._read_new(redis, room, block=None if entries else block_ms)
             if entries:
-                await self._process(entries, committer, stages)
+                try:
+                    await self._check_generation(redis, committer)
+                    await self._process(entries, committer, stages)
+                except IndexMoved as e:
+                    # Re-ensure: raises EmbeddingMismatch (and stops this worker) when
+                    # its embedder is not the one the index was rebuilt with.
+                    log.warning("%s; reloading the pipeline", e)
+                    committer, stages = await self._assemble(redis)
                 self.report.batches += 1
             elif burst and await self._drained(redis):
                 break
@@ -159,6 +167,14 @@ class Worker:
                 last_maintenance = time.monotonic()
                 await self._maintain(redis)
         await self._maintain(redis)
+
+    async def _check_generation(self, redis: aioredis.Redis, committer: Committer) -> None:
+        """``IndexMoved`` when a reindex swapped the index since the pipeline was built."""
+        live = await redis.hget(self.keys.index_meta, "generation")
+        if live is not None and int(live) != committer.generation:
+            raise IndexMoved(
+                f"the index moved from generation {committer.generation} to {int(live)} (reindex)"
+            )
 
     async def _read_new(self, redis: aioredis.Redis, count: int, block: int | None) -> list[Entry]:
         response = await redis.xreadgroup(

@@ -242,3 +242,26 @@ async def test_forget_restore_protect(settings: Settings) -> None:
         assert (await client.protect(receipt.id)).protected
         with pytest.raises(KeyError):
             await client.forget("0" * 32)
+
+
+async def test_reindex_stops_stale_workers_and_loses_nothing(settings: Settings) -> None:
+    from hindsight_redis.errors import EmbeddingMismatch
+
+    async with AsyncMemoryClient(settings) as client:
+        before = await client.write(FACT)
+        await Worker(settings).run_async(burst=True)
+        stale = Worker(settings, name="stale")  # embedder "hash"
+        task = asyncio.create_task(stale.run_async())
+        result = await client.reindex("local")
+        assert result["generation"] == 2 and result["model"].startswith("local:")
+        after = await client.write(OTHER)
+        with pytest.raises(EmbeddingMismatch, match="reindex"):
+            await asyncio.wait_for(task, 30)  # the stale worker refuses to write old vectors
+        fresh = settings.model_copy(update={"embedder": "local", "claim_idle_ms": 50})
+        report = await Worker(fresh, name="fresh").run_async(burst=True)
+        assert report.indexed == 1
+        async with AsyncMemoryClient(fresh) as reader:
+            hits = await reader.search("who prefers answers in Chinese?", mode="vector", top_k=2)
+            assert after.id in [h.id for h in hits]
+            hits = await reader.search("billing-service-v2 ERR_CONN_RESET", top_k=2)
+            assert before.id in [h.id for h in hits]  # reindexed under the new embedder
