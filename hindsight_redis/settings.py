@@ -108,7 +108,7 @@ class Settings(BaseSettings):
 
     # Index and search
     hnsw_m: int = Field(16, gt=0)
-    hnsw_ef_construction: int = Field(200, gt=0)
+    hnsw_ef_construction: int = Field(100, gt=0)
     hnsw_ef_runtime: int = Field(64, gt=0)
     hybrid_alpha: float = Field(0.7, ge=0.0, le=1.0)
     dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)

@@ -34,6 +34,7 @@ async def collect_stats(redis: aioredis.Redis, keys: Keys) -> dict[str, Any]:
     pipe.xlen(keys.dead_letters)
     counters_raw, stream_length, dead_letters = await pipe.execute()
     counters = {_text(k): int(v) for k, v in counters_raw.items()}
+    counters["accepted"] = await entries_added(redis, keys)
     dropped = {
         k.removeprefix("dropped:"): v for k, v in counters.items() if k.startswith("dropped:")
     }
@@ -56,6 +57,22 @@ async def collect_stats(redis: aioredis.Redis, keys: Keys) -> dict[str, Any]:
         "index_lag_s": 0.0 if oldest is None else max(time.time() - oldest / 1000, 0.0),
         "counters": counters,
     }
+
+
+async def entries_added(redis: aioredis.Redis, keys: Keys) -> int:
+    """Writes ever appended to the stream (trimming does not lower it); 0 without a stream."""
+    try:
+        info: dict[Any, Any] = await redis.xinfo_stream(keys.stream)
+    except ResponseError:
+        return 0
+    return int(info.get("entries-added") or info.get(b"entries-added") or 0)
+
+
+async def backlog(redis: aioredis.Redis, keys: Keys) -> int:
+    """Accepted writes not yet processed (indexed, merged, dropped or dead-lettered)."""
+    added = await entries_added(redis, keys)
+    processed = await redis.hget(keys.stats, "processed")
+    return max(added - int(processed or 0), 0)
 
 
 async def _group_state(

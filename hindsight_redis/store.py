@@ -19,6 +19,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hindsight_redis import scripts
 from hindsight_redis.codec import (
+    EVENT_FIELD,
     decode_outcome,
     encode_event,
     record_from_doc,
@@ -45,7 +46,7 @@ from hindsight_redis.models import (
 )
 from hindsight_redis.server.profiles import get_profile
 from hindsight_redis.settings import Settings
-from hindsight_redis.stats import collect_stats
+from hindsight_redis.stats import backlog, collect_stats
 
 RECORD_FIELDS = (
     "namespace", "content", "status", "agent_id", "session_id", "task_type", "source",
@@ -54,6 +55,7 @@ RECORD_FIELDS = (
     "embedding_dims", "conflicts_with",
 )  # fmt: skip
 _BLOCK_POLL_S = 0.05
+_GATE_TTL_S = 0.05
 
 
 class AsyncMemoryClient:
@@ -74,6 +76,13 @@ class AsyncMemoryClient:
         self._owns_redis = redis is None
         self._search_state: Any = None
         self._write_sha: str | None = None
+        self._room_until = 0.0  # monotonic time until which the backlog gate is open
+        # Arguments every write script call starts with, encoded once.
+        self._write_keys = (self.keys.stream.encode(), self.keys.stats.encode())
+        self._write_args = (
+            str(self.settings.max_backlog).encode(),
+            str(self.settings.idempotency_ttl_s).encode(),
+        )
 
     async def __aenter__(self) -> AsyncMemoryClient:
         await self.connect()
@@ -118,8 +127,20 @@ class AsyncMemoryClient:
         protected, idempotency_key, importance (0..1 hint), visibility,
         wait (return once searchable or dropped) and timeout (seconds).
         """
-        receipts = await self.write_many([{"content": content, **fields}])
-        return receipts[0]
+        item = {"content": content, **fields}
+        event = self._event(item)
+        redis = self._redis or await self.connect()
+        deadline = time.monotonic() + self.settings.backpressure_timeout_s
+        if item.get("idempotency_key") is None:
+            receipt = await self._append_one(redis, event, deadline)
+        else:
+            receipt = (await self._append(redis, [event], [item], deadline))[0]
+        if self.profile.wait_aof:
+            await self._wait_aof(redis)
+        if item.get("wait"):
+            timeout_s = float(item.get("timeout") or self.settings.write_wait_timeout_s)
+            receipt = await self._wait_outcome(redis, receipt, timeout_s)
+        return receipt
 
     async def write_many(self, items: Sequence[Mapping[str, Any]]) -> list[WriteReceipt]:
         """Accept a batch in one round trip; every item is validated first."""
@@ -148,6 +169,37 @@ class AsyncMemoryClient:
         for n, timeout_s in waits:
             receipts[n] = await self._wait_outcome(redis, receipts[n], timeout_s)
         return receipts
+
+    async def _append_one(
+        self, redis: aioredis.Redis, event: MemoryEvent, deadline: float
+    ) -> WriteReceipt:
+        """A single write without idempotency key: a plain XADD behind the backlog gate.
+
+        The gate trusts a "there is room" answer for ``_GATE_TTL_S``, so a
+        client does not pay a second command per write; at the limit it asks
+        every time. The limit can thus be overshot by what clients write in
+        that window, never by more.
+        """
+        if time.monotonic() >= self._room_until:
+            await self._wait_for_room(redis, deadline)
+        try:
+            stream_id = await redis.xadd(self.keys.stream, {EVENT_FIELD: encode_event(event)})
+        except (RedisConnectionError, RedisTimeoutError) as e:
+            raise RedisUnavailable(
+                f"write failed; retry it (an idempotency_key makes retries exactly-once): {e}"
+            ) from e
+        sid = stream_id.decode() if isinstance(stream_id, bytes) else str(stream_id)
+        return WriteReceipt(id=event.event_id, stream_id=sid)
+
+    async def _wait_for_room(self, redis: aioredis.Redis, deadline: float) -> None:
+        while True:
+            current = await backlog(redis, self.keys)
+            if current < self.settings.max_backlog:
+                self._room_until = time.monotonic() + _GATE_TTL_S
+                return
+            if self.settings.backpressure == "error" or time.monotonic() >= deadline:
+                raise Backpressure(current, self.settings.max_backlog)
+            await asyncio.sleep(_BLOCK_POLL_S)
 
     async def _append(
         self,
@@ -181,11 +233,11 @@ class AsyncMemoryClient:
         items: Sequence[Mapping[str, Any]],
     ) -> Any:
         """One EVALSHA for the whole batch: a single command, a single round trip."""
-        keys = [self.keys.stream, self.keys.stats]
-        args: list[Any] = [self.settings.max_backlog, self.settings.idempotency_ttl_s]
+        keys: list[str | bytes] = list(self._write_keys)
+        args: list[Any] = list(self._write_args)
         for event, item in zip(events, items, strict=True):
             keys.append(self.keys.idempotency(event.event_id))
-            args += [encode_event(event), "0" if item.get("idempotency_key") is None else "1"]
+            args += [encode_event(event), b"0" if item.get("idempotency_key") is None else b"1"]
         for attempt in (1, 2):
             if self._write_sha is None:
                 self._write_sha = await redis.script_load(scripts.WRITE)

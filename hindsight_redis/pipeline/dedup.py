@@ -31,13 +31,12 @@ from hindsight_redis.errors import ProviderError, RedisUnavailable
 from hindsight_redis.index import IndexInfo, text
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate, alive
-from hindsight_redis.query import tag_clause
 from hindsight_redis.search import parse_search_reply
 from hindsight_redis.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-_NEIGHBOURS = 3
+_NEIGHBOURS = 5
 _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|can't|don't|doesn't|"
     r"didn't|isn't|aren't|wasn't|weren't|won't|wouldn't|shouldn't|no longer|"
@@ -160,39 +159,34 @@ class DedupStage:
         self.index_info = index_info
         self.judge = judge or HeuristicConflictJudge()
 
-    def _filter(self, candidate: Candidate) -> str:
-        event = candidate.event
-        parts = [tag_clause("namespace", self.keys.namespace), tag_clause("status", "active")]
-        parts.append(tag_clause("visibility", event.visibility or "shared"))
-        if event.visibility == "private" and event.agent_id:
-            parts.append(tag_clause("agent_id", event.agent_id))
-        return " ".join(parts)
-
     async def _stored_neighbours(
         self, todo: Sequence[Candidate]
     ) -> list[list[tuple[str, float, str]]]:
-        """(memory id, cosine, content) of the nearest stored memories, per candidate."""
+        """(memory id, cosine, content) of the nearest stored memories, per candidate.
+
+        A plain KNN (the index holds one namespace) with the scope checked here:
+        a tag pre-filter that matches nearly everything makes RediSearch's
+        KNN several times slower, and this runs once per write.
+        """
         info = self.index_info
+        knn = f"*=>[KNN {_NEIGHBOURS} @{info.vector_field} $BLOB AS __d]"
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for cand in todo:
                     assert cand.embedding is not None
-                    knn = (
-                        f"({self._filter(cand)})"
-                        f"=>[KNN {_NEIGHBOURS} @{info.vector_field} $BLOB AS __d]"
-                    )
                     pipe.execute_command(
                         "FT.SEARCH", info.alias, knn, "PARAMS", "2", "BLOB",
                         cand.embedding.astype(np.float32).tobytes(), "SORTBY", "__d", "ASC",
-                        "LIMIT", "0", str(_NEIGHBOURS), "RETURN", "2", "__d", "content",
+                        "LIMIT", "0", str(_NEIGHBOURS),
+                        "RETURN", "5", "__d", "content", "status", "visibility", "agent_id",
                         "DIALECT", "2", NEVER_DECODE=True,
                     )  # fmt: skip
                 replies = await pipe.execute()
         except RedisError as e:
             raise RedisUnavailable(f"dedup lookup failed: {e}") from e
         found = []
-        for reply in replies:
-            rows = parse_search_reply(reply, with_scores=False)
+        for cand, reply in zip(todo, replies, strict=True):
+            scope = self._scope(cand)
             found.append(
                 [
                     (
@@ -200,10 +194,24 @@ class DedupStage:
                         1.0 - float(text(row.fields.get("__d")) or 1.0),
                         text(row.fields.get("content")),
                     )
-                    for row in rows
+                    for row in parse_search_reply(reply, with_scores=False)
+                    if text(row.fields.get("status")) == "active"
+                    and self._row_scope(row.fields) == scope
                 ]
             )
         return found
+
+    @staticmethod
+    def _scope(candidate: Candidate) -> tuple[str, str]:
+        """Who may share a memory with this one: (visibility, owner if private)."""
+        event = candidate.event
+        visibility = event.visibility or "shared"
+        return visibility, event.agent_id if visibility == "private" else ""
+
+    @staticmethod
+    def _row_scope(fields: dict[str, Any]) -> tuple[str, str]:
+        visibility = text(fields.get("visibility")) or "shared"
+        return visibility, text(fields.get("agent_id")) if visibility == "private" else ""
 
     async def process(self, batch: Sequence[Candidate]) -> None:
         """Set ``merge_into`` / ``conflicts_with`` on the alive candidates of ``batch``."""
@@ -214,8 +222,7 @@ class DedupStage:
         # Same-batch neighbours: one matrix product instead of pairwise loops.
         matrix = np.stack([c.embedding for c in todo if c.embedding is not None])
         sims = matrix @ matrix.T
-        scopes = [(c.event.visibility, c.event.agent_id if c.event.visibility == "private" else "")
-                  for c in todo]  # fmt: skip
+        scopes = [self._scope(c) for c in todo]
         threshold = self.settings.conflict_threshold
         for i, (cand, neighbours) in enumerate(zip(todo, stored, strict=True)):
             options = list(neighbours)
