@@ -1,0 +1,94 @@
+"""The operators' CLI, end to end against the session's Redis."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hindsight_redis.cli import main
+from hindsight_redis.settings import Settings
+
+
+@pytest.fixture
+def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    monkeypatch.setenv("HINDSIGHT_REDIS_URL", str(settings.redis_url))
+    monkeypatch.setenv("HINDSIGHT_KEY_PREFIX", settings.key_prefix)
+    monkeypatch.setenv("HINDSIGHT_NAMESPACE", settings.namespace)
+    monkeypatch.setenv("HINDSIGHT_EMBEDDER", "hash")
+    monkeypatch.setenv("HINDSIGHT_PROFILE", "ephemeral")
+    return settings
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> object:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_write_worker_search_get_forget_stats(
+    cli_env: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            [
+                "write",
+                "Deploy of billing-service-v2 failed with ERR_CONN_RESET",
+                "--agent-id",
+                "coder",
+            ]
+        )
+        == 0
+    )
+    receipt = _json(capsys)
+    assert isinstance(receipt, dict) and receipt["status"] == "accepted"
+    assert main(["write", "ok thanks"]) == 0
+    capsys.readouterr()
+    assert main(["worker", "--burst"]) == 0
+    report = _json(capsys)
+    assert isinstance(report, dict) and report["indexed"] == 1 and report["dropped"] == 1
+    assert main(["search", "ERR_CONN_RESET", "--mode", "keyword"]) == 0
+    hits = _json(capsys)
+    assert isinstance(hits, list) and hits[0]["id"] == receipt["id"]
+    assert main(["get", receipt["id"]]) == 0
+    assert _json(capsys)["agent_id"] == "coder"  # type: ignore[index]
+    assert main(["forget", receipt["id"]]) == 0
+    assert _json(capsys)["status"] == "archived"  # type: ignore[index]
+    assert main(["get", "f" * 32]) == 1
+    capsys.readouterr()
+    assert main(["stats"]) == 0
+    stats = _json(capsys)
+    assert isinstance(stats, dict) and stats["dropped"]["rule:ack"] == 1 and stats["backlog"] == 0
+
+
+def test_dead_letters_list_and_replay(
+    cli_env: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    import redis.asyncio as aioredis
+
+    from hindsight_redis.keys import Keys
+
+    keys = Keys(cli_env.key_prefix, cli_env.namespace)
+
+    async def poison() -> None:
+        client = aioredis.Redis.from_url(str(cli_env.redis_url))
+        await client.xadd(keys.stream, {b"e": b"\xc1"})
+        await client.aclose()
+
+    asyncio.run(poison())
+    assert main(["worker", "--burst"]) == 0
+    capsys.readouterr()
+    assert main(["dlq", "list"]) == 0
+    letters = _json(capsys)
+    assert (
+        isinstance(letters, list) and len(letters) == 1 and "PoisonMessage" in letters[0]["error"]
+    )
+    assert main(["dlq", "replay"]) == 0
+    assert "replayed 1" in capsys.readouterr().out
+
+
+def test_bad_input_is_a_clear_error(cli_env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["write", "   "]) == 2
+    assert "content must not be empty" in capsys.readouterr().err
+    assert main(["search", "x", "--top-k", "0"]) == 2
+    assert "top_k" in capsys.readouterr().err
