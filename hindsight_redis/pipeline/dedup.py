@@ -178,13 +178,13 @@ class DedupStage:
                         "FT.SEARCH", info.alias, knn, "PARAMS", "2", "BLOB",
                         cand.embedding.astype(np.float32).tobytes(), "SORTBY", "__d", "ASC",
                         "LIMIT", "0", str(_NEIGHBOURS),
-                        "RETURN", "5", "__d", "content", "status", "visibility", "agent_id",
+                        "RETURN", "4", "__d", "status", "visibility", "agent_id",
                         "DIALECT", "2", NEVER_DECODE=True,
                     )  # fmt: skip
                 replies = await pipe.execute()
         except RedisError as e:
             raise RedisUnavailable(f"dedup lookup failed: {e}") from e
-        found = []
+        found: list[list[tuple[str, float, str]]] = []
         for cand, reply in zip(todo, replies, strict=True):
             scope = self._scope(cand)
             found.append(
@@ -192,14 +192,34 @@ class DedupStage:
                     (
                         row.doc_id.removeprefix(self.keys.doc_prefix),
                         1.0 - float(text(row.fields.get("__d")) or 1.0),
-                        text(row.fields.get("content")),
+                        "",  # fetched below, only for the few close enough to judge
                     )
                     for row in parse_search_reply(reply, with_scores=False)
                     if text(row.fields.get("status")) == "active"
                     and self._row_scope(row.fields) == scope
                 ]
             )
-        return found
+        return await self._with_contents(found)
+
+    async def _with_contents(
+        self, found: list[list[tuple[str, float, str]]]
+    ) -> list[list[tuple[str, float, str]]]:
+        """Fill in the content of neighbours close enough for the judge (one round trip)."""
+        threshold = self.settings.conflict_threshold
+        wanted = list({m for rows in found for m, sim, _ in rows if sim >= threshold})
+        if not wanted:
+            return found
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for memory_id in wanted:
+                    pipe.hget(self.keys.doc(memory_id), "content")
+                contents = dict(zip(wanted, await pipe.execute(), strict=True))
+        except RedisError as e:
+            raise RedisUnavailable(f"dedup lookup failed: {e}") from e
+        return [
+            [(m, sim, text(contents.get(m)) if m in contents else c) for m, sim, c in rows]
+            for rows in found
+        ]
 
     @staticmethod
     def _scope(candidate: Candidate) -> tuple[str, str]:
