@@ -197,9 +197,13 @@ class AsyncMemoryClient:
             if current < self.settings.max_backlog:
                 self._room_until = time.monotonic() + _GATE_TTL_S
                 return
-            if self.settings.backpressure == "error" or time.monotonic() >= deadline:
-                raise Backpressure(current, self.settings.max_backlog)
-            await asyncio.sleep(_BLOCK_POLL_S)
+            await self._refuse_or_pause(current, deadline)
+
+    async def _refuse_or_pause(self, current_backlog: int, deadline: float) -> None:
+        """Raise ``Backpressure`` (error mode, or past the deadline), else pause before a retry."""
+        if self.settings.backpressure == "error" or time.monotonic() >= deadline:
+            raise Backpressure(current_backlog, self.settings.max_backlog)
+        await asyncio.sleep(_BLOCK_POLL_S)
 
     async def _append(
         self,
@@ -221,10 +225,8 @@ class AsyncMemoryClient:
                     )
                     for event, answer in zip(events, replies, strict=True)
                 ]
-            backlog = int((reply.decode() if isinstance(reply, bytes) else reply)[2:])
-            if self.settings.backpressure == "error" or time.monotonic() >= deadline:
-                raise Backpressure(backlog, self.settings.max_backlog)
-            await asyncio.sleep(_BLOCK_POLL_S)
+            current = int((reply.decode() if isinstance(reply, bytes) else reply)[2:])
+            await self._refuse_or_pause(current, deadline)
 
     async def _run_write_script(
         self,
