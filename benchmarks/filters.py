@@ -37,14 +37,17 @@ def load_turns(path: Path) -> tuple[list[Candidate], set[str]]:
                 continue
             for turn in turns:
                 entry_id = f"{sample}/{turn['dia_id']}"
+                # As an agent would write a transcript line (and as the recall
+                # benchmark does): the speaker's name, then what was said.
+                content = f"{turn['speaker']}: {turn['text']}"
                 event = MemoryEvent(
                     event_id=entry_id,
                     namespace=sample,
-                    content=turn["text"],
+                    content=content,
                     agent_id=turn["speaker"],
                     session_id=f"{sample}/{key}",
                 )
-                candidates.append(Candidate(entry_id=entry_id, event=event, content=turn["text"]))
+                candidates.append(Candidate(entry_id=entry_id, event=event, content=content))
     return candidates, evidence
 
 

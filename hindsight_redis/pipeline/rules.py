@@ -17,6 +17,7 @@ recent write (``rule:duplicate``) within a bounded per-worker window.
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -127,8 +128,21 @@ def only_phrases(s: str, phrases: frozenset[str], fillers: frozenset[str]) -> bo
     return reach[len(s)]
 
 
+# "Caroline: ...", "Dr. Wu: ...", "用户: ..." at the very start of a text.
+_SPEAKER_LABEL = re.compile(r"^\s*(?:[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}|[^\W\d_]{1,8}):\s+")
+
+
+def strip_speaker_label(text: str) -> str:
+    """``text`` without a leading speaker label: "Caroline: ok thanks" -> "ok thanks"."""
+    return _SPEAKER_LABEL.sub("", text, count=1)
+
+
 def check_rules(text: str, lists: FilterConfig) -> str | None:
-    """The drop reason of ``text`` under the rules of ``lists``, or None to keep it."""
+    """The drop reason of ``text`` under the rules of ``lists``, or None to keep it.
+
+    A leading speaker label is not content: "Mel: thanks!" is an acknowledgement.
+    """
+    text = strip_speaker_label(text)
     if not text.strip():
         return TOO_SHORT
     if not any(ch.isalnum() for ch in text):

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 
 from hindsight_redis.errors import ProviderError
 from hindsight_redis.pipeline.base import Candidate, alive
+from hindsight_redis.pipeline.rules import strip_speaker_label
 from hindsight_redis.providers.llm import LLMClient, LLMOutputError
 
 logger = logging.getLogger(__name__)
@@ -180,8 +181,10 @@ def heuristic_score(text: str) -> tuple[float, str]:
 
     The best sentence decides (a reply that opens with "Thanks, Mel!" and then
     tells a fact is as good as the fact), with a small bonus per further
-    informative sentence.
+    informative sentence. A leading speaker label ("Caroline: ...") is not
+    content: it is left out, so a transcript line scores like its words.
     """
+    text = strip_speaker_label(text)
     sentences = [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
     if not sentences:
         return 0.0, "empty"

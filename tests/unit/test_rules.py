@@ -141,3 +141,18 @@ def test_bad_user_file_is_a_config_error(tmp_path: Path) -> None:
         load_filter_config(bad)
     with pytest.raises(ConfigError):
         load_filter_config(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Caroline: Thanks!", "rule:ack"),
+        ("用户: 好的", "rule:ack"),
+        ("Mel: ok, and my flight is on May 3", None),
+        ("Dr. Wu: 👍", "rule:emoji_only"),
+    ],
+)
+def test_a_speaker_label_does_not_hide_an_acknowledgement(
+    text: str, reason: str | None, lists: FilterConfig
+) -> None:
+    assert check_rules(text, lists) == reason

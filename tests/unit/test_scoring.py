@@ -177,3 +177,13 @@ def test_build_filter_stages_follows_settings() -> None:
     with_llm = build_filter_stages(_settings())
     assert isinstance(with_llm[1], ScoreStage)
     assert isinstance(with_llm[1].scorer, LLMScorer)
+
+
+def test_a_speaker_label_is_not_content() -> None:
+    from hindsight_redis.pipeline.scoring import heuristic_score
+
+    for text in ("Wow, that is great! How was it?", "Thanks! Have fun with the kids!"):
+        bare, _ = heuristic_score(text)
+        labelled, _ = heuristic_score(f"Caroline: {text}")
+        assert labelled == bare  # the label adds no name signal and hides no small talk
+    assert heuristic_score("Caroline: I adopted a dog named Max on May 3")[0] >= 0.8
