@@ -30,6 +30,9 @@ _WORD = re.compile(rf"[^\W{_HAN}]+(?:[-_./'][^\W{_HAN}]+)*")
 _HAN_RUN = re.compile(rf"[{_HAN}]+")
 _PART = re.compile(r"[^\W_]+|_")
 _MAX_TERMS = 64
+# Weight of the keyword leg's union clause (stem-aware, partially scored under
+# a filter) beside the exact optional terms; 0.5 was best on LoCoMo dev.
+UNION_WEIGHT = 0.5
 
 
 def escape_tag(value: str) -> str:
@@ -129,13 +132,29 @@ def keyword_terms(text: str, segmented: Mapping[str, Sequence[str]] | None = Non
     return list(dict.fromkeys(terms))[:_MAX_TERMS]
 
 
-def keyword_query(terms: Sequence[str], filter_expr: str | None) -> str | None:
-    """A union-of-terms full-text query under ``filter_expr``; None without terms."""
+def keyword_query(
+    terms: Sequence[str], filter_expr: str | None, *, union_weight: float = UNION_WEIGHT
+) -> str | None:
+    """The full-text query of the keyword leg; None without terms.
+
+    Shape: ``~@content:a ~@content:b (@content:(a | b))=>{$weight: w}
+    (<filter>)=>{$weight: 0.0}``. Each optional term adds its exact BM25
+    contribution; the union selects the documents (any term, stems
+    included) and adds ``w`` times its own score, which is how stem-only
+    matches score at all (optional terms are not stem-expanded). The union
+    alone is not enough under a filter: when RediSearch intersects a union
+    with tag clauses it advances the union with skips that stop at the first
+    matching child, so a document matching several terms is scored for only
+    one of them (LoCoMo keyword recall@10 0.495 instead of 0.61, see
+    benchmarks/README.md). ``filter_expr`` must have two clauses or more
+    (``build_filter`` always does): RediSearch ignores ``$weight`` on a
+    single tag clause.
+    """
     if not terms:
         return None
-    text = f"@{TEXT_FIELD}:({' | '.join(terms)})"
-    # Weight 0: tag clauses would otherwise add to BM25 (most for short docs).
-    return f"{text} ({filter_expr})=>{{$weight: 0.0}}" if filter_expr else text
+    scored = " ".join(f"~@{TEXT_FIELD}:{term}" for term in terms)
+    query = f"{scored} (@{TEXT_FIELD}:({' | '.join(terms)}))=>{{$weight: {union_weight}}}"
+    return f"{query} ({filter_expr})=>{{$weight: 0.0}}" if filter_expr else query
 
 
 def is_selective(filters: SearchFilters) -> bool:
@@ -183,16 +202,22 @@ def min_max(scores: Mapping[str, float], *, floor: float | None = None) -> dict[
 def linear_blend(
     vector: Mapping[str, float], keyword: Mapping[str, float], *, alpha: float
 ) -> dict[str, float]:
-    """``alpha * cosine + (1 - alpha) * minmax(bm25)``; a missing score counts 0.
+    """``alpha * minmax(cosine) + (1 - alpha) * minmax0(bm25)`` over both candidate lists.
 
-    ``vector`` holds cosine similarities (already 0..1-ish, not rescaled, so a
-    weak vector match stays weak); ``keyword`` holds raw BM25 scores.
+    Cosines are min-max scaled over ``vector``, BM25 scores over
+    ``keyword`` with 0 as the low end (``min_max(floor=0)``). A
+    document missing from one list gets that list's lowest scaled score: it
+    ranked below every candidate there, but is not known to be unrelated.
+    (On LoCoMo this beat raw cosines, z-scores and a missing score of 0.)
     """
     if not 0.0 <= alpha <= 1.0:
         raise ValueError("alpha must be between 0 and 1")
-    norm = min_max(keyword, floor=0.0)
+    vec = min_max(vector)
+    kw = min_max(keyword, floor=0.0)
+    vec_low = min(vec.values(), default=0.0)
+    kw_low = min(kw.values(), default=0.0)
     return {
-        doc_id: alpha * vector.get(doc_id, 0.0) + (1 - alpha) * norm.get(doc_id, 0.0)
+        doc_id: alpha * vec.get(doc_id, vec_low) + (1 - alpha) * kw.get(doc_id, kw_low)
         for doc_id in dict.fromkeys([*vector, *keyword])
     }
 

@@ -1,12 +1,11 @@
 """Hybrid search over a namespace's index, access statistics, conflict listing.
 
 A search is one pipelined round trip (plus one for Chinese queries, which the
-server segments first): the vector leg (KNN with the metadata filter as
-pre-filter), the keyword leg (BM25 over a union of the query's terms, same
-filter), and the index generation check. Hybrid fuses both candidate lists
-with ``alpha * cosine + (1 - alpha) * BM25 / max(BM25)`` (``fusion="linear"``,
-the default; it beat reciprocal rank fusion on LoCoMo, see
-benchmarks/README.md) or RRF (``fusion="rrf"``).
+server segments first): the vector leg (KNN, metadata filter as pre-filter),
+the keyword leg (BM25 over optional terms, same filter: ``query.keyword_query``)
+and the index generation check. Hybrid fuses the legs with ``query.linear_blend``
+(default; it beat reciprocal rank fusion on LoCoMo, see benchmarks/README.md)
+or RRF (``fusion="rrf"``).
 
 Hits are counted in ``Keys.access_log`` (one ``HINCRBY`` per hit, pipelined);
 ``flush_access_log`` folds the counts into the memories in one script.
@@ -193,13 +192,14 @@ async def search_memories(
     top_k: int = 5,
     mode: str = "hybrid",
     filters: SearchFilters | None = None,
-    fusion: Fusion = "linear",
+    fusion: Fusion | None = None,
     candidates: int | None = None,
     record_access: bool = True,
 ) -> list[SearchHit]:
     """Search the namespace; hits best first, each with its vector, keyword and fused scores.
 
-    ``candidates`` is the depth of each leg (default ``max(50, 4 * top_k)``).
+    ``fusion`` defaults to ``settings.hybrid_fusion``; ``candidates``, the
+    depth of each leg, to ``max(settings.search_candidates, 4 * top_k)``.
     Raises ``InvalidMemory`` for bad arguments and ``EmbeddingMismatch`` when
     the embedder differs from the index's.
     """
@@ -207,7 +207,7 @@ async def search_memories(
     filters = filters or SearchFilters()
     if embedder.model_id != index_info.model_id or embedder.dims != index_info.dims:
         raise EmbeddingMismatch(mismatch_message(index_info, embedder.model_id, embedder.dims))
-    depth = max(candidates or max(50, 4 * top_k), top_k)
+    depth = max(candidates or max(settings.search_candidates, 4 * top_k), top_k)
     try:
         filter_expr = build_filter(keys.namespace, filters)
     except ValueError as e:
@@ -235,6 +235,7 @@ async def search_memories(
         if pre or not full or len({r.doc_id for r in (*vec_rows, *kw_rows)}) >= top_k:
             break
         pre = True
+    fusion = fusion or settings.hybrid_fusion
     hits = _fuse(keys, settings, index_info, qvec, vec_rows, kw_rows, top_k, mode, fusion)
     hits = await _with_fields(redis, keys, hits)
     if record_access and hits:
@@ -321,8 +322,10 @@ def _fuse(
         cosine[row.doc_id] = 1.0 - float(text(row.fields.get(_DIST)) or 1.0)
     bm25: dict[str, float] = {}
     for row in kw_rows:
+        if not row.score or row.score <= 0.0:
+            continue  # matched a stem only: selected by the query, but scored 0
         rows.setdefault(row.doc_id, row)
-        bm25[row.doc_id] = row.score or 0.0
+        bm25[row.doc_id] = row.score
         raw = row.fields.get(info.vector_field)
         if (
             qvec is not None

@@ -110,7 +110,15 @@ class Settings(BaseSettings):
     hnsw_m: int = Field(16, gt=0)
     hnsw_ef_construction: int = Field(100, gt=0)
     hnsw_ef_runtime: int = Field(64, gt=0)
-    hybrid_alpha: float = Field(0.7, ge=0.0, le=1.0)
+    hybrid_alpha: float = Field(
+        0.35, ge=0.0, le=1.0, description="Weight of the scaled vector score in linear fusion."
+    )
+    hybrid_fusion: Literal["linear", "rrf"] = Field(
+        "linear", description="Hybrid fusion: linear blend or reciprocal rank fusion."
+    )
+    search_candidates: int = Field(
+        50, gt=0, le=1000, description="Candidates per search leg (at least 4 x top_k)."
+    )
     dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)
     conflict_threshold: float = Field(0.9, ge=0.0, le=1.0)
 

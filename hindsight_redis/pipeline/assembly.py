@@ -28,6 +28,7 @@ class BuiltPipeline:
     embedding_model: str
     generation: int
     maintenance: Callable[[], Awaitable[object]] | None = None
+    ensure_index: Callable[[], Awaitable[object]] | None = None
 
 
 def judge_from_settings(settings: Settings) -> ConflictJudge:
@@ -61,7 +62,8 @@ async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) 
     from hindsight_redis.search import flush_access_log
 
     embedder = embedder_from_settings(settings)
-    info = await MemoryIndex(redis, keys, settings).ensure(embedder)
+    index = MemoryIndex(redis, keys, settings)
+    info = await index.ensure(embedder)
     stages: list[Stage] = [
         *build_filter_stages(settings),
         EmbedStage(embedder),
@@ -77,4 +79,5 @@ async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) 
         embedding_model=info.model_id,
         generation=info.generation,
         maintenance=maintenance,
+        ensure_index=lambda: index.ensure(embedder),
     )

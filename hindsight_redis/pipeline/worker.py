@@ -11,6 +11,7 @@ installed when asked (the CLI does), never when embedded in someone's process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -22,11 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import ResponseError
+from redis.exceptions import BusyLoadingError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from hindsight_redis.codec import decode_event
 from hindsight_redis.connection import connect, require_search
-from hindsight_redis.errors import HindsightError, IndexMoved, PoisonMessage
+from hindsight_redis.errors import HindsightError, IndexMoved, PoisonMessage, RedisUnavailable
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate, Stage
 from hindsight_redis.pipeline.commit import Committer
@@ -35,6 +38,8 @@ from hindsight_redis.settings import Settings
 log = logging.getLogger(__name__)
 Entry = tuple[str, dict[bytes, bytes]]
 _MAINTENANCE_EVERY_S = 5.0
+_MAX_OUTAGE_PAUSE_S = 5.0
+_REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, BusyLoadingError, RedisUnavailable)
 
 
 @dataclass(slots=True)
@@ -81,6 +86,8 @@ class Worker:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.report = WorkerReport()
         self._maintenance: Callable[[], Awaitable[object]] | None = None
+        self._ensure_index: Callable[[], Awaitable[object]] | None = None
+        self._own_pending_first = False
 
     def run(self, burst: bool = False, *, install_signal_handlers: bool = False) -> WorkerReport:
         """Consume until stopped (``burst``: until the stream is drained)."""
@@ -130,6 +137,7 @@ class Worker:
         stages = self._stages if self._stages is not None else built.stages
         stages = [*stages, *self._extra_stages]
         self._maintenance = built.maintenance
+        self._ensure_index = built.ensure_index
         return committer, stages
 
     async def _ensure_group(self, redis: aioredis.Redis) -> None:
@@ -146,27 +154,48 @@ class Worker:
         block_ms = (
             min(self.settings.worker_block_ms, 100) if burst else self.settings.worker_block_ms
         )
+        outage_s = 0.0
         while not self._stopping.is_set():
-            entries = await self._reclaim(redis, committer)
-            room = self.settings.worker_batch_size - len(entries)
-            if room > 0:
-                entries += await self._read_new(redis, room, block=None if entries else block_ms)
-            if entries:
-                try:
-                    await self._check_generation(redis, committer)
-                    await self._process(entries, committer, stages)
-                except IndexMoved as e:
-                    # Re-ensure: raises EmbeddingMismatch (and stops this worker) when
-                    # its embedder is not the one the index was rebuilt with.
-                    log.warning("%s; reloading the pipeline", e)
-                    committer, stages = await self._assemble(redis)
-                self.report.batches += 1
-            elif burst and await self._drained(redis):
-                break
-            if time.monotonic() - last_maintenance > _MAINTENANCE_EVERY_S:
-                last_maintenance = time.monotonic()
-                await self._maintain(redis)
-        await self._maintain(redis)
+            try:
+                entries = await self._reclaim(redis, committer)
+                room = self.settings.worker_batch_size - len(entries)
+                if room > 0:
+                    block = None if entries else block_ms
+                    entries += await self._read_new(redis, room, block=block)
+                if entries:
+                    try:
+                        await self._check_generation(redis, committer)
+                        await self._process(entries, committer, stages)
+                    except IndexMoved as e:
+                        # Re-ensure: raises EmbeddingMismatch (and stops this worker)
+                        # when its embedder is not the one the index was rebuilt with.
+                        log.warning("%s; reloading the pipeline", e)
+                        committer, stages = await self._assemble(redis)
+                    self.report.batches += 1
+                elif burst and await self._drained(redis):
+                    break
+                if time.monotonic() - last_maintenance > _MAINTENANCE_EVERY_S:
+                    last_maintenance = time.monotonic()
+                    await self._maintain(redis)
+                outage_s = 0.0
+            except _REDIS_DOWN as e:
+                # Redis restarting or unreachable: nothing is lost (unacknowledged
+                # entries stay pending), so wait and resume where the stream is.
+                outage_s = min(max(outage_s * 2, 0.1), _MAX_OUTAGE_PAUSE_S)
+                log.warning("redis unavailable (%s); retrying in %.1fs", e, outage_s)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), outage_s)
+                with contextlib.suppress(*_REDIS_DOWN):
+                    await self._recover(redis)
+        with contextlib.suppress(*_REDIS_DOWN):
+            await self._maintain(redis)
+
+    async def _recover(self, redis: aioredis.Redis) -> None:
+        """After an outage: the group and the index may be gone (a server without persistence)."""
+        await self._ensure_group(redis)
+        if self._ensure_index is not None:
+            await self._ensure_index()
+        self._own_pending_first = True  # what this worker held when the outage hit
 
     async def _check_generation(self, redis: aioredis.Redis, committer: Committer) -> None:
         """``IndexMoved`` when a reindex swapped the index since the pipeline was built."""
@@ -177,15 +206,20 @@ class Worker:
             )
 
     async def _read_new(self, redis: aioredis.Redis, count: int, block: int | None) -> list[Entry]:
+        # ">" reads new entries; "0" re-reads this consumer's own pending ones,
+        # which after an outage need no wait for claim_idle_ms.
+        start = "0" if self._own_pending_first else ">"
+        self._own_pending_first = False
         response = await redis.xreadgroup(
-            self.keys.group, self.name, {self.keys.stream: ">"}, count=count, block=block or None
+            self.keys.group, self.name, {self.keys.stream: start}, count=count, block=block or None
         )
         streams: Any = response or []
         if isinstance(streams, dict):  # RESP3 replies map stream -> entries
             streams = list(streams.items())
         entries: list[Entry] = []
         for _stream, items in streams:
-            entries += [(_text(entry_id), fields) for entry_id, fields in items]
+            # A pending entry deleted from the stream comes back without fields.
+            entries += [(_text(entry_id), fields) for entry_id, fields in items if fields]
         return entries
 
     async def _reclaim(self, redis: aioredis.Redis, committer: Committer) -> list[Entry]:
@@ -257,6 +291,8 @@ class Worker:
         try:
             await run_stages(stages, candidates)
             ready = candidates
+        except _REDIS_DOWN:
+            raise  # an outage is not the entries' fault: the loop waits it out
         except Exception:
             log.exception("batch of %d failed; retrying its entries one by one", len(candidates))
             ready = await self._isolate(candidates, committer, stages, dict(entries))

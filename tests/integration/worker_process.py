@@ -14,12 +14,22 @@ from hindsight_redis.pipeline.base import Candidate
 
 
 class Slow:
-    """Keeps the worker busy mid-batch, so a kill lands between read and ack."""
+    """Keeps the worker busy mid-batch, so a kill lands between read and ack.
+
+    The first batch takes ``argv[1]`` seconds, later ones ``argv[3]`` (default
+    the same): a long later delay parks the worker mid-batch for certain.
+    """
 
     name = "slow"
 
+    def __init__(self) -> None:
+        self.batches = 0
+
     async def process(self, batch: Sequence[Candidate]) -> None:
-        await asyncio.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 0.2)
+        first = float(sys.argv[1]) if len(sys.argv) > 1 else 0.2
+        later = float(sys.argv[3]) if len(sys.argv) > 3 else first
+        self.batches += 1
+        await asyncio.sleep(first if self.batches == 1 else later)
 
 
 if __name__ == "__main__":

@@ -135,8 +135,17 @@ def test_parse_explain_keeps_segmented_words() -> None:
 
 def test_keyword_query_without_terms_is_none() -> None:
     assert keyword_query([], "@namespace:{a}") is None
-    assert keyword_query(["x", "y"], "@namespace:{a}") == (
-        "@content:(x | y) (@namespace:{a})=>{$weight: 0.0}"
+
+
+def test_keyword_query_scores_each_term_and_selects_under_the_filter() -> None:
+    # Optional terms score exactly; the union selects (stems included) at a
+    # reduced weight, since under a filter RediSearch scores it for one term.
+    assert keyword_query(["x", '"y z"'], "@namespace:{a} @status:{active}") == (
+        '~@content:x ~@content:"y z" (@content:(x | "y z"))=>{$weight: 0.5} '
+        "(@namespace:{a} @status:{active})=>{$weight: 0.0}"
+    )
+    assert keyword_query(["x"], None, union_weight=0.2) == (
+        "~@content:x (@content:(x))=>{$weight: 0.2}"
     )
 
 
@@ -160,11 +169,13 @@ def test_min_max() -> None:
     assert min_max({"a": 1.0, "b": 3.0}, floor=0.0) == {"a": pytest.approx(1 / 3), "b": 1.0}
 
 
-def test_linear_blend_weights_cosine_and_normalised_bm25() -> None:
+def test_linear_blend_scales_both_legs_and_gives_missing_the_leg_minimum() -> None:
     fused = linear_blend({"a": 0.9, "b": 0.5}, {"b": 10.0, "c": 5.0}, alpha=0.7)
-    assert fused["a"] == pytest.approx(0.63)
-    assert fused["b"] == pytest.approx(0.35 + 0.3)
-    assert fused["c"] == pytest.approx(0.15)
+    # cosines scaled to a=1, b=0; BM25 scaled with floor 0 to b=1, c=0.5.
+    assert fused["a"] == pytest.approx(0.7 * 1.0 + 0.3 * 0.5)  # missing BM25 -> its minimum
+    assert fused["b"] == pytest.approx(0.7 * 0.0 + 0.3 * 1.0)
+    assert fused["c"] == pytest.approx(0.7 * 0.0 + 0.3 * 0.5)  # missing cosine -> its minimum
+    assert linear_blend({}, {"c": 2.0}, alpha=0.5) == {"c": pytest.approx(0.5)}
     with pytest.raises(ValueError):
         linear_blend({}, {}, alpha=1.5)
 
