@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -28,6 +30,7 @@ from redis.asyncio import Redis
 from redisvl.index import AsyncSearchIndex
 from redisvl.query import VectorQuery
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hindsight_redis.codec import doc_from_candidate
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
@@ -37,6 +40,8 @@ from hindsight_redis.providers.embedders import Embedder, make_embedder
 from hindsight_redis.schema import index_schema
 from hindsight_redis.search import search_memories
 from hindsight_redis.settings import Settings
+
+from common import locomo_path
 
 NAMES = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"]
 SERVICES = ["billing-service-v2", "auth-gateway", "search-api", "payments", "ingest-worker"]
@@ -53,6 +58,41 @@ TEMPLATES = [
 TOPICS = ["python", "rust", "budget", "security", "onboarding", "peanuts", "kubernetes", "pricing"]
 
 
+class LocomoCorpus:
+    """Texts and questions with a natural vocabulary: sentences of LoCoMo turns.
+
+    Each memory is "Speaker: " plus 1-3 sentences drawn from random turns of
+    the 5 dev conversations; queries are LoCoMo's own questions. Unlike the
+    templates, word frequencies follow real dialogue (long tail, few very
+    common content words).
+    """
+
+    def __init__(self) -> None:
+        data = json.loads(locomo_path().read_text())
+        self.sentences: list[str] = []
+        self.speakers: list[str] = []
+        self.questions: list[str] = []
+        for sample in data:
+            for key, turns in sample["conversation"].items():
+                if key.startswith("session_") and isinstance(turns, list):
+                    for turn in turns:
+                        self.speakers.append(turn["speaker"])
+                        self.sentences += [s for s in _SENTENCE.split(turn["text"]) if s.strip()]
+            self.questions += [q["question"] for q in sample["qa"]]
+
+    def text(self, rng: random.Random) -> str:
+        """One memory text."""
+        picked = [rng.choice(self.sentences) for _ in range(rng.randint(1, 3))]
+        return f"{rng.choice(self.speakers)}: {' '.join(picked)}"
+
+    def query(self, rng: random.Random) -> str:
+        """One question."""
+        return rng.choice(self.questions)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
 def synth(rng: random.Random) -> str:
     """One synthetic memory text."""
     return rng.choice(TEMPLATES).format(
@@ -61,12 +101,19 @@ def synth(rng: random.Random) -> str:
     )  # fmt: skip
 
 
-async def ingest(redis: Redis, keys: Keys, info: IndexInfo, embedder: Embedder, n: int) -> None:
+async def ingest(
+    redis: Redis,
+    keys: Keys,
+    info: IndexInfo,
+    embedder: Embedder,
+    n: int,
+    make_text: Callable[[random.Random], str] = synth,
+) -> None:
     """Embed and HSET ``n`` synthetic memories in batches of 1,000."""
     rng = random.Random(7)
     now = time.time()
     for start in range(0, n, 1000):
-        texts = [synth(rng) for _ in range(min(1000, n - start))]
+        texts = [make_text(rng) for _ in range(min(1000, n - start))]
         vectors = await embedder.embed(texts)
         async with redis.pipeline(transaction=False) as pipe:
             for i, (content, vec) in enumerate(zip(texts, vectors, strict=True)):
@@ -110,7 +157,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 async def run_size(
-    url: str, embedder: Embedder, n: int, n_queries: int
+    url: str, embedder: Embedder, n: int, n_queries: int, corpus: str = "templates"
 ) -> list[tuple[str, float, float]]:
     """Rows (mode, p50, p99) at ``n`` memories."""
     settings = Settings(redis_url=url, key_prefix=f"lat{uuid.uuid4().hex[:6]}", namespace="bench")
@@ -119,12 +166,16 @@ async def run_size(
     try:
         info = await MemoryIndex(redis, keys, settings).ensure(embedder)
         t0 = time.perf_counter()
-        await ingest(redis, keys, info, embedder, n)
+        locomo = LocomoCorpus() if corpus == "locomo" else None
+        await ingest(redis, keys, info, embedder, n, locomo.text if locomo else synth)
         print(
             f"{n} memories ingested and indexed in {time.perf_counter() - t0:.1f}s", file=sys.stderr
         )
         rng = random.Random(11)
-        queries = [synth(rng)[: rng.randint(20, 60)] for _ in range(n_queries)]
+        if locomo is not None:
+            queries = [locomo.query(rng) for _ in range(n_queries)]
+        else:
+            queries = [synth(rng)[: rng.randint(20, 60)] for _ in range(n_queries)]
         bare = AsyncSearchIndex(
             index_schema(keys, generation=info.generation, dims=info.dims), redis_client=redis
         )
@@ -167,6 +218,13 @@ def main() -> None:
     parser.add_argument("--embedder", default="local")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--redis-url", default=None)
+    parser.add_argument(
+        "--corpus",
+        choices=["templates", "locomo"],
+        default="templates",
+        help="templates: 7 patterns, every content word very common (worst case for BM25); "
+        "locomo: sentences of LoCoMo turns and LoCoMo's questions (natural vocabulary)",
+    )
     args = parser.parse_args()
     try:
         embedder = make_embedder(args.embedder)
@@ -177,7 +235,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
 
     async def all_sizes(url: str) -> dict[int, list[tuple[str, float, float]]]:
-        return {n: await run_size(url, embedder, n, args.queries) for n in sizes}
+        return {n: await run_size(url, embedder, n, args.queries, args.corpus) for n in sizes}
 
     if args.redis_url:
         results = asyncio.run(all_sizes(args.redis_url))
@@ -191,7 +249,7 @@ def main() -> None:
                 results = asyncio.run(all_sizes(state.url))
             finally:
                 server.stop()
-    print(f"embedder {embedder.model_id}")
+    print(f"embedder {embedder.model_id}, corpus {args.corpus}")
     for n, rows in results.items():
         base = rows[0][1]
         print(

@@ -29,6 +29,7 @@ from hindsight_redis.deadletters import DeadLetter, list_dead_letters, replay_de
 from hindsight_redis.errors import (
     Backpressure,
     ConfigError,
+    EmbeddingMismatch,
     InvalidMemory,
     NotFound,
     RedisUnavailable,
@@ -437,12 +438,21 @@ class AsyncMemoryClient:
             until=until,
             include_archived=include_archived,
         )
-        if self._search_state is None:
-            self._search_state = await SearchService.open(
-                await self.connect(), self.keys, self.settings
-            )
-        service: SearchService = self._search_state
-        return await service.search(query, top_k=top_k, mode=mode, filters=filters)
+        for attempt in (1, 2):
+            if self._search_state is None:
+                self._search_state = await SearchService.open(
+                    await self.connect(), self.keys, self.settings
+                )
+            service: SearchService = self._search_state
+            try:
+                return await service.search(query, top_k=top_k, mode=mode, filters=filters)
+            except EmbeddingMismatch:
+                # A reindex moved the index under this client: open it again once.
+                # If this client's embedder is not the new one, open() says so.
+                self._search_state = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
 
 def _check_id(memory_id: str) -> None:
