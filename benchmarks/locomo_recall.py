@@ -122,22 +122,32 @@ async def run(args: argparse.Namespace, url: str) -> dict[str, dict[str, float]]
     )  # fmt: skip
     turns = load_turns(data)
     started = time.perf_counter()
-    counts = await (ingest_direct if args.direct else ingest_public)(settings, turns)
+    ingest = ingest_direct if args.direct else ingest_public
+    if args.namespaces:  # one pool per conversation, searched without a session filter
+        counts: dict[str, int] = {}
+        for conv in data:
+            own = settings.model_copy(update={"namespace": conv["sample_id"]})
+            part = await ingest(own, [t for t in turns if t[0] == conv["sample_id"]])
+            counts = {k: counts.get(k, 0) + v for k, v in part.items()}
+    else:
+        counts = await ingest(settings, turns)
     print(f"{len(turns)} turns written, {counts} ({time.perf_counter() - started:.1f} s)")
     fused = "hybrid rrf" if args.fusion == "rrf" else f"hybrid linear a={args.alpha}"
     modes = {"vector": "vector", "keyword": "keyword", fused: "hybrid"}
     sums: dict[str, dict[str, list[float]]] = {}
-    async with AsyncMemoryClient(settings) as client:
-        for n, conv in enumerate(data):
-            split = "held-out (3-4)" if n > HELD_OUT else "dev (0-2)"
+    for n, conv in enumerate(data):
+        split = "held-out (3-4)" if n > HELD_OUT else "dev (0-2)"
+        scoped = settings.model_copy(update={"namespace": conv["sample_id"]})
+        async with AsyncMemoryClient(scoped if args.namespaces else settings) as client:
             for qa in conv["qa"]:
                 if qa.get("category") not in CATEGORIES or not qa.get("evidence"):
                     continue
                 wanted = evidence_ids(qa["evidence"])
                 for label, mode in modes.items():
+                    session = None if args.namespaces else conv["sample_id"]
                     hits = await client.search(
                         qa["question"], top_k=10, mode=mode,  # type: ignore[arg-type]
-                        session_id=conv["sample_id"],
+                        session_id=session,
                     )  # fmt: skip
                     sources = [h.source for h in hits]
                     r5 = len(wanted & set(sources[:5])) / len(wanted)
@@ -162,6 +172,11 @@ def main() -> None:
     parser.add_argument("--fusion", default=Settings().hybrid_fusion, choices=["linear", "rrf"])
     parser.add_argument("--candidates", type=int, default=Settings().search_candidates)
     parser.add_argument("--direct", action="store_true", help="index without the worker")
+    parser.add_argument(
+        "--namespaces",
+        action="store_true",
+        help="one namespace per conversation, searched without filters (the unfiltered path)",
+    )
     args = parser.parse_args()
     with embedded_redis() as url:
         results = asyncio.run(run(args, url))

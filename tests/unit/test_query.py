@@ -144,9 +144,13 @@ def test_keyword_query_scores_each_term_and_selects_under_the_filter() -> None:
         '~@content:x ~@content:"y z" (@content:(x | "y z"))=>{$weight: 0.5} '
         "(@namespace:{a} @status:{active})=>{$weight: 0.0}"
     )
-    assert keyword_query(["x"], None, union_weight=0.2) == (
-        "~@content:x (@content:(x))=>{$weight: 0.2}"
+    assert keyword_query(["x"], "@a:{b} @c:{d}", union_weight=0.2) == (
+        "~@content:x (@content:(x))=>{$weight: 0.2} (@a:{b} @c:{d})=>{$weight: 0.0}"
     )
+
+
+def test_keyword_query_without_a_filter_is_the_plain_union() -> None:
+    assert keyword_query(["x", "y"], None) == "@content:(x | y)"
 
 
 def test_detect_language() -> None:
