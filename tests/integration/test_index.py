@@ -139,3 +139,18 @@ async def test_reindex_swaps_alias_and_search_keeps_working(
     assert await redis.hexists(keys.doc("m7"), "vec_g2")
     assert not await redis.hexists(keys.doc("m7"), "vec_g1")
     assert int((await redis.ft(keys.index_alias).info())["num_docs"]) == 300
+
+
+async def test_a_client_keeps_searching_across_a_reindex(settings: Settings) -> None:
+    from hindsight_redis import AsyncMemoryClient, Worker
+
+    local = settings.model_copy(update={"embedder": "local"})
+    async with AsyncMemoryClient(local) as client:
+        receipt = await client.write("The billing-service-v2 deploy failed with ERR_CONN_RESET")
+        await Worker(local).run_async(burst=True)
+        assert [h.id for h in await client.search("ERR_CONN_RESET", top_k=1)] == [receipt.id]
+        async with AsyncMemoryClient(local) as operator:
+            moved = await operator.reindex("local")  # same model, new generation
+        assert moved["generation"] == 2
+        # the first client's cached index is stale; it re-opens once and goes on
+        assert [h.id for h in await client.search("ERR_CONN_RESET", top_k=1)] == [receipt.id]
