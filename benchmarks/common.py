@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -55,3 +56,24 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
     return ordered[rank]
+
+
+def queue_memory(
+    pipe: Any, keys: Any, info: Any, model_id: str, event: Any, vector: Any, now: float
+) -> None:
+    """Queue the HSET of one memory document on ``pipe``, bypassing the worker.
+
+    For benchmarks that index synthetic data fast; the figures that count go
+    through the public write path.
+    """
+    from hindsight_redis.codec import doc_from_candidate
+    from hindsight_redis.pipeline.base import Candidate
+
+    doc = doc_from_candidate(
+        Candidate("0-0", event, event.content, embedding=vector),
+        memory_id=event.event_id,
+        vector_field=info.vector_field,
+        embedding_model=model_id,
+        now=now,
+    )
+    pipe.hset(keys.doc(event.event_id), mapping=doc)

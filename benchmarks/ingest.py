@@ -82,15 +82,7 @@ async def write_throughput(
 
 
 def _worker_env(settings: Settings) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        HINDSIGHT_REDIS_URL=str(settings.redis_url),
-        HINDSIGHT_KEY_PREFIX=settings.key_prefix,
-        HINDSIGHT_NAMESPACE=settings.namespace,
-        HINDSIGHT_EMBEDDER=settings.embedder,
-        HINDSIGHT_PROFILE=settings.profile,
-    )
-    return env
+    return {**os.environ, **settings.to_env()}
 
 
 async def end_to_end(url: str, texts: list[str], embedder: str, workers: int) -> dict[str, float]:

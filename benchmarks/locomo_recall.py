@@ -34,14 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Settings, Worker
-from hindsight_redis.codec import doc_from_candidate
 from hindsight_redis.index import MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent
 from hindsight_redis.pipeline.assembly import embedder_from_settings
-from hindsight_redis.pipeline.base import Candidate
 
-from common import embedded_redis, locomo_path
+from common import embedded_redis, locomo_path, queue_memory
 
 CATEGORIES = {1, 2, 3, 4}
 HELD_OUT = 2  # conversations from index 3 on were not used to choose parameters
@@ -99,11 +97,7 @@ async def ingest_direct(settings: Settings, turns: list[Turn]) -> dict[str, int]
                         event_id=memory_id, namespace=keys.namespace, content=content,
                         session_id=conv, source=dia, tags=(date,), created_at=now,
                     )  # fmt: skip
-                    doc = doc_from_candidate(
-                        Candidate("0-0", event, content, embedding=vec), memory_id=memory_id,
-                        vector_field=info.vector_field, embedding_model=embedder.model_id, now=now,
-                    )  # fmt: skip
-                    pipe.hset(keys.doc(memory_id), mapping=doc)  # type: ignore[arg-type]
+                    queue_memory(pipe, keys, info, embedder.model_id, event, vec, now)
                 await pipe.execute()
         await MemoryIndex(redis, keys, settings).wait_indexed(info.name)
     finally:

@@ -31,17 +31,15 @@ from redisvl.index import AsyncSearchIndex
 from redisvl.query import VectorQuery
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hindsight_redis.codec import doc_from_candidate
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent, SearchFilters
-from hindsight_redis.pipeline.base import Candidate
 from hindsight_redis.providers.embedders import Embedder, make_embedder
 from hindsight_redis.schema import index_schema
 from hindsight_redis.search import search_memories
 from hindsight_redis.settings import Settings
 
-from common import locomo_path
+from common import locomo_path, queue_memory
 
 NAMES = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"]
 SERVICES = ["billing-service-v2", "auth-gateway", "search-api", "payments", "ingest-worker"]
@@ -122,11 +120,7 @@ async def ingest(
                     event_id=memory_id, namespace=keys.namespace, content=content,
                     agent_id=rng.choice(NAMES), created_at=now - rng.random() * 86_400 * 90,
                 )  # fmt: skip
-                doc = doc_from_candidate(
-                    Candidate("0-0", event, content, embedding=vec), memory_id=memory_id,
-                    vector_field=info.vector_field, embedding_model=embedder.model_id, now=now,
-                )  # fmt: skip
-                pipe.hset(keys.doc(memory_id), mapping=doc)  # type: ignore[arg-type]
+                queue_memory(pipe, keys, info, embedder.model_id, event, vec, now)
             await pipe.execute()
     while True:
         ft = await redis.ft(info.name).info()

@@ -130,6 +130,22 @@ class Settings(BaseSettings):
             raise ValueError("must be 1-64 characters of letters, digits, '-', '_' or '.'")
         return value
 
+    def to_env(self) -> dict[str, str]:
+        """``HINDSIGHT_*`` variables that rebuild these settings in another process.
+
+        Every field set explicitly or from a source is included (secrets in
+        clear: pass the result only to processes you start yourself).
+        """
+        env: dict[str, str] = {}
+        for name in self.model_fields_set:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            env[f"HINDSIGHT_{name.upper()}"] = str(value)
+        return env
+
     @property
     def embedded(self) -> bool:
         """True when no Redis URL is configured and the embedded server is used."""

@@ -19,13 +19,8 @@ HERE = Path(__file__).parent
 
 
 def _worker_env(settings: Settings) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {**os.environ, **settings.to_env()}
     env.update(
-        HINDSIGHT_REDIS_URL=str(settings.redis_url),
-        HINDSIGHT_KEY_PREFIX=settings.key_prefix,
-        HINDSIGHT_NAMESPACE=settings.namespace,
-        HINDSIGHT_EMBEDDER=settings.embedder,
-        HINDSIGHT_PROFILE=settings.profile,
         HINDSIGHT_WORKER_BATCH_SIZE="25",
         HINDSIGHT_WORKER_BLOCK_MS="50",
         PYTHONPATH=str(HERE.parent.parent),

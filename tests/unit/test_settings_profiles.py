@@ -79,3 +79,18 @@ def test_public_api_is_sorted_and_complete() -> None:
         assert name in names and getattr(hindsight_redis, name) is not None
     public = {n for n in vars(hindsight_redis) if not n.startswith("_") and n[0].isupper()}
     assert public <= set(names)
+
+
+def test_to_env_rebuilds_the_same_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = Settings(
+        namespace="team-a", max_backlog=7, llm_api_key="sk-1", redis_url="redis://r:1/0"
+    )  # type: ignore[arg-type]
+    for name, value in original.to_env().items():
+        monkeypatch.setenv(name, value)
+    rebuilt = Settings()
+    assert (rebuilt.namespace, rebuilt.max_backlog, rebuilt.redis_url) == (
+        "team-a",
+        7,
+        "redis://r:1/0",
+    )
+    assert rebuilt.llm_api_key is not None and rebuilt.llm_api_key.get_secret_value() == "sk-1"
