@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -264,3 +265,33 @@ async def test_reindex_stops_stale_workers_and_loses_nothing(settings: Settings)
             assert after.id in [h.id for h in hits]
             hits = await reader.search("billing-service-v2 ERR_CONN_RESET", top_k=2)
             assert before.id in [h.id for h in hits]  # reindexed under the new embedder
+
+
+async def test_trimming_never_drops_unprocessed_entries(settings: Settings) -> None:
+    from hindsight_redis.pipeline.worker import trim_acknowledged
+
+    async with AsyncMemoryClient(settings) as client:
+        await client.write_many([{"content": f"{FACT} #{n} acknowledged"} for n in range(20)])
+        await Worker(settings).run_async(burst=True)
+        late = await client.write_many(
+            [{"content": f"{OTHER} #{n} still queued"} for n in range(5)]
+        )
+        # a consumer takes two entries and "crashes" before acknowledging them
+        await client.redis.xreadgroup(
+            client.keys.group, "crashed", {client.keys.stream: ">"}, count=2
+        )
+        trimmed = await trim_acknowledged(client.redis, client.keys, keep_below=0)
+        assert trimmed == 20  # everything acknowledged, nothing else
+        left = [e[0].decode() for e in await client.redis.xrange(client.keys.stream)]
+        assert left == [r.stream_id for r in late]  # the 2 pending + 3 undelivered survive
+        assert (await client.stats())["accepted"] == 25  # counted by the stream, not its length
+
+
+async def test_recent_drops_are_kept_for_debugging(settings: Settings) -> None:
+    async with AsyncMemoryClient(settings) as client:
+        await client.write("好的")
+        await client.write("thanks!!")
+        await Worker(settings).run_async(burst=True)
+        drops = await client.redis.xrange(client.keys.recent_drops)
+        reasons = [json.loads(fields[b"o"])["reason"] for _, fields in drops]
+        assert reasons == ["rule:ack", "rule:ack"]
