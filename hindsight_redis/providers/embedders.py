@@ -19,79 +19,49 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import random
 import re
 import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import SecretStr
 
 from hindsight_redis.errors import ConfigError, EmbeddingError
+from hindsight_redis.providers.litellm_embedder import LiteLLMEmbedder
+from hindsight_redis.providers.vectors import (
+    Embedder,
+    EmbedFn,
+    Vectors,
+    normalize_rows,
+    text_list,
+)
+
+__all__ = [
+    "CachedEmbedder",
+    "EmbedFn",
+    "Embedder",
+    "HashEmbedder",
+    "LiteLLMEmbedder",
+    "LocalEmbedder",
+    "Vectors",
+    "make_embedder",
+    "normalize_rows",
+]
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
 logger = logging.getLogger(__name__)
 
-Vectors = npt.NDArray[np.float32]
-EmbedFn = Callable[..., Awaitable[Any]]
 
 STATIC_MODEL_DIR = Path(__file__).resolve().parent / "static_model"
 _THREAD_OFFLOAD_TEXTS = 512  # local batches larger than this run in a worker thread
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors, batched."""
-
-    @property
-    def model_id(self) -> str:
-        """Stable identifier recorded in the index, e.g. ``"local:static-e5-multilingual-256"``."""
-        ...
-
-    @property
-    def dims(self) -> int:
-        """Vector dimension."""
-        ...
-
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed ``texts``: shape ``(len(texts), dims)``, float32, rows of unit length."""
-        ...
-
-    def embed_sync(self, texts: Sequence[str]) -> Vectors:
-        """Blocking ``embed`` (must not be called from a running event loop for remote models)."""
-        ...
-
-
-def normalize_rows(matrix: npt.NDArray[Any]) -> Vectors:
-    """Return float32 rows scaled to unit length; all-zero rows become the uniform unit vector."""
-    out = np.asarray(matrix, dtype=np.float32).copy()
-    if out.size == 0:
-        return out
-    norms = np.linalg.norm(out, axis=1)
-    zero = norms < 1e-12
-    if zero.any():
-        # A text with no usable features still gets a valid (if uninformative) unit vector.
-        out[zero] = 1.0 / np.sqrt(out.shape[1])
-        norms[zero] = 1.0
-    out /= norms[:, None]
-    return out
-
-
-def _text_list(texts: Sequence[str]) -> list[str]:
-    # A bare str is a Sequence[str] too; embedding it char by char is never meant.
-    if isinstance(texts, str):
-        raise TypeError("embed() takes a sequence of texts, not a single str: wrap it in a list")
-    return list(texts)
 
 
 # --------------------------------------------------------------------- hash
@@ -140,7 +110,7 @@ class HashEmbedder:
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` (blocking, cheap)."""
-        texts = _text_list(texts)
+        texts = text_list(texts)
         if not texts:
             return np.zeros((0, self._dims), dtype=np.float32)
         return normalize_rows(np.stack([self._vector(t) for t in texts]))
@@ -207,7 +177,7 @@ class LocalEmbedder:
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` (blocking; well over 10,000 short texts/s on one core)."""
-        texts = _text_list(texts)
+        texts = text_list(texts)
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         tok, rows, scales = self._load()
@@ -225,211 +195,6 @@ class LocalEmbedder:
         if len(texts) > _THREAD_OFFLOAD_TEXTS:
             return await asyncio.to_thread(self.embed_sync, texts)
         return self.embed_sync(texts)
-
-
-# ------------------------------------------------------------------ litellm
-
-_RETRYABLE_NAMES = frozenset(
-    {
-        "APIConnectionError",
-        "APITimeoutError",
-        "Timeout",
-        "RateLimitError",
-        "ServiceUnavailableError",
-        "InternalServerError",
-        "BadGatewayError",
-    }
-)
-
-
-def _is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, TimeoutError | ConnectionError):
-        return True
-    if type(exc).__name__ in _RETRYABLE_NAMES:
-        return True
-    status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
-
-
-def _default_embed_fn() -> EmbedFn:
-    # The local cost map avoids a network fetch when litellm is first imported.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    fn: EmbedFn = litellm.aembedding
-    return fn
-
-
-def _response_vectors(response: Any, expected: int) -> Vectors:
-    data = response["data"] if isinstance(response, Mapping) else response.data
-    items = sorted(data, key=lambda d: d["index"] if isinstance(d, Mapping) else d.index)
-    rows = [d["embedding"] if isinstance(d, Mapping) else d.embedding for d in items]
-    if len(rows) != expected:
-        raise EmbeddingError(f"provider returned {len(rows)} vectors for {expected} texts")
-    matrix = np.asarray(rows, dtype=np.float32)
-    if matrix.ndim != 2 or not np.isfinite(matrix).all():
-        raise EmbeddingError(f"provider returned malformed vectors (shape {matrix.shape})")
-    return matrix
-
-
-class LiteLLMEmbedder:
-    """Remote embeddings through ``litellm.aembedding`` (OpenAI, Azure, Ollama, ...).
-
-    Texts are sent in batches of ``batch_size``, at most ``max_concurrency``
-    requests at a time; retryable failures (timeouts, connection errors, 429,
-    5xx) are retried ``max_retries`` times with jittered exponential backoff,
-    then raised as ``EmbeddingError``. ``dims`` is given or learnt from the
-    first response. ``extra`` is passed through to litellm (e.g.
-    ``{"dimensions": 512}`` or ``{"mock_response": [...]}``).
-    """
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        dims: int | None = None,
-        api_base: str | None = None,
-        api_key: str | SecretStr | None = None,
-        batch_size: int = 128,
-        max_concurrency: int = 4,
-        max_retries: int = 3,
-        backoff_initial_s: float = 0.5,
-        backoff_max_s: float = 8.0,
-        timeout_s: float = 30.0,
-        extra: Mapping[str, Any] | None = None,
-        embed_fn: EmbedFn | None = None,
-    ) -> None:
-        if batch_size < 1 or max_concurrency < 1 or max_retries < 0:
-            raise ConfigError("batch_size and max_concurrency must be >= 1, max_retries >= 0")
-        self._model = model
-        self._dims = dims
-        self._api_base = api_base
-        self._api_key = api_key
-        self._batch = batch_size
-        self._concurrency = max_concurrency
-        self._retries = max_retries
-        self._backoff = (backoff_initial_s, backoff_max_s)
-        self._timeout_s = timeout_s
-        self._extra = dict(extra or {})
-        self._embed_fn = embed_fn
-        self._sems: dict[int, asyncio.Semaphore] = {}
-
-    @property
-    def model_id(self) -> str:
-        """``litellm:<model>``."""
-        return f"litellm:{self._model}"
-
-    @property
-    def dims(self) -> int:
-        """Vector dimension: as given, learnt from a response, or from litellm's model table."""
-        if self._dims is None:
-            self._dims = self._known_dims()
-        if self._dims is None:
-            raise EmbeddingError(
-                f"dimension of {self.model_id} unknown: pass dims=, or await probe_dims() first"
-            )
-        return self._dims
-
-    def _known_dims(self) -> int | None:
-        requested = self._extra.get("dimensions")
-        if isinstance(requested, int):
-            return requested
-        if self._embed_fn is not None:
-            return None
-        _default_embed_fn()  # imports litellm with the local model table
-        import litellm
-
-        try:
-            size = litellm.get_model_info(self._model).get("output_vector_size")
-        except Exception:  # litellm raises for models missing from its table
-            return None
-        return int(size) if isinstance(size, int) else None
-
-    async def probe_dims(self) -> int:
-        """Learn the dimension by embedding one short text (one provider call, if unknown)."""
-        if self._dims is None:
-            await self.embed(["dimension probe"])
-        return self.dims
-
-    def _semaphore(self) -> asyncio.Semaphore:
-        # One per event loop: asyncio primitives cannot be shared across loops.
-        loop_id = id(asyncio.get_running_loop())
-        if loop_id not in self._sems:
-            self._sems = {loop_id: asyncio.Semaphore(self._concurrency)}
-        return self._sems[loop_id]
-
-    def _kwargs(self, batch: Sequence[str]) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "model": self._model,
-            "input": list(batch),
-            "timeout": self._timeout_s,
-        }
-        kwargs["max_retries"] = 0  # retries are ours, not the SDK's
-        if self._api_base:
-            kwargs["api_base"] = self._api_base
-        if isinstance(self._api_key, SecretStr):
-            kwargs["api_key"] = self._api_key.get_secret_value()
-        elif self._api_key:
-            kwargs["api_key"] = self._api_key
-        kwargs.update(self._extra)
-        return kwargs
-
-    def _delay_s(self, attempt: int) -> float:
-        initial, ceiling = self._backoff
-        return float(min(ceiling, initial * 2.0**attempt) * random.uniform(0.5, 1.0))
-
-    async def _call(self, batch: Sequence[str]) -> Vectors:
-        fn = self._embed_fn or _default_embed_fn()
-        for attempt in range(self._retries + 1):
-            try:
-                async with self._semaphore():
-                    response = await fn(**self._kwargs(batch))
-                return _response_vectors(response, len(batch))
-            except EmbeddingError:
-                raise
-            except Exception as e:
-                if not _is_retryable(e):
-                    err = EmbeddingError(
-                        f"{self.model_id} failed (not retryable): {type(e).__name__}: {e}"
-                    )
-                    err.retryable = False
-                    raise err from e
-                if attempt == self._retries:
-                    raise EmbeddingError(
-                        f"{self.model_id} failed after {attempt + 1} attempts: "
-                        f"{type(e).__name__}: {e}"
-                    ) from e
-                delay = self._delay_s(attempt)
-                logger.warning(
-                    "%s: %s, retry %d in %.2fs", self.model_id, type(e).__name__, attempt + 1, delay
-                )
-                await asyncio.sleep(delay)
-        raise AssertionError("unreachable")
-
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed ``texts`` in concurrent batches."""
-        texts = _text_list(texts)
-        if not texts:
-            return np.zeros((0, self._dims or 0), dtype=np.float32)
-        batches = [texts[i : i + self._batch] for i in range(0, len(texts), self._batch)]
-        try:
-            # A TaskGroup cancels the other batches as soon as one has failed for good.
-            async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self._call(b)) for b in batches]
-        except ExceptionGroup as eg:
-            raise eg.exceptions[0]  # noqa: B904 - keeps the batch error's own cause
-        matrix = np.vstack([t.result() for t in tasks])
-        if self._dims is None:
-            self._dims = int(matrix.shape[1])
-        elif matrix.shape[1] != self._dims:
-            raise EmbeddingError(
-                f"{self.model_id} returned {matrix.shape[1]} dims, expected {self._dims}"
-            )
-        return normalize_rows(matrix)
-
-    def embed_sync(self, texts: Sequence[str]) -> Vectors:
-        """Blocking ``embed``; not for use inside a running event loop."""
-        return asyncio.run(self.embed(texts))
 
 
 # -------------------------------------------------------------------- cache
@@ -514,7 +279,7 @@ class CachedEmbedder:
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts``, computing only those not cached."""
-        texts = _text_list(texts)
+        texts = text_list(texts)
         if not texts:
             return await self.inner.embed(texts)
         found, missing = self._split(texts)
@@ -523,7 +288,7 @@ class CachedEmbedder:
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         """Blocking ``embed``."""
-        texts = _text_list(texts)
+        texts = text_list(texts)
         if not texts:
             return self.inner.embed_sync(texts)
         found, missing = self._split(texts)

@@ -1,0 +1,58 @@
+"""The embedder protocol and the helpers every embedder shares (pure: no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+EmbedFn = Callable[..., Awaitable[Any]]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors, batched."""
+
+    @property
+    def model_id(self) -> str:
+        """Stable identifier recorded in the index, e.g. ``"local:static-e5-multilingual-256"``."""
+        ...
+
+    @property
+    def dims(self) -> int:
+        """Vector dimension."""
+        ...
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts``: shape ``(len(texts), dims)``, float32, rows of unit length."""
+        ...
+
+    def embed_sync(self, texts: Sequence[str]) -> Vectors:
+        """Blocking ``embed`` (must not be called from a running event loop for remote models)."""
+        ...
+
+
+def normalize_rows(matrix: npt.NDArray[Any]) -> Vectors:
+    """Return float32 rows scaled to unit length; all-zero rows become the uniform unit vector."""
+    out = np.asarray(matrix, dtype=np.float32).copy()
+    if out.size == 0:
+        return out
+    norms = np.linalg.norm(out, axis=1)
+    zero = norms < 1e-12
+    if zero.any():
+        # A text with no usable features still gets a valid (if uninformative) unit vector.
+        out[zero] = 1.0 / np.sqrt(out.shape[1])
+        norms[zero] = 1.0
+    out /= norms[:, None]
+    return out
+
+
+def text_list(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list; ``TypeError`` for a bare string."""
+    # A bare str is a Sequence[str] too; embedding it char by char is never meant.
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts, not a single str: wrap it in a list")
+    return list(texts)
