@@ -49,6 +49,7 @@ async def _with_client(
 
 
 def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
+    """``server start|stop|status``: the embedded Redis."""
     from hindsight_redis.connection import embedded_server
 
     server = embedded_server(settings)
@@ -69,6 +70,7 @@ def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    """``doctor``: facts and problems of the deployment; exit 1 on problems."""
     from hindsight_redis.doctor import diagnose
 
     report = asyncio.run(diagnose(settings))
@@ -89,6 +91,7 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    """``worker [--burst]``: consume until SIGTERM, or drain and exit."""
     from hindsight_redis.pipeline.worker import Worker
 
     report = Worker(settings).run(burst=args.burst, install_signal_handlers=True)
@@ -97,6 +100,7 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_dlq(args: argparse.Namespace, settings: Settings) -> int:
+    """``dlq list|replay [ids]``: inspect or retry dead letters."""
     if args.action == "list":
         letters = asyncio.run(_with_client(settings, lambda c: c.dead_letters(args.count)))
         _print_json(letters)
@@ -111,6 +115,7 @@ def cmd_dlq(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_write(args: argparse.Namespace, settings: Settings) -> int:
+    """``write TEXT``: accept one memory and print its receipt."""
     fields: dict[str, Any] = {
         "agent_id": args.agent_id,
         "session_id": args.session_id,
@@ -128,6 +133,7 @@ def cmd_write(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    """``search QUERY``: print the hits with their scores."""
     filters = {
         "agent_id": args.agent_id,
         "session_id": args.session_id,
@@ -157,6 +163,7 @@ def _by_id(method: str) -> Handler:
 
 
 def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
+    """``reindex --embedder X``: rebuild the index under another embedder."""
     if not args.embedder:
         print("error: reindex needs --embedder (the new one)", file=sys.stderr)
         return 2
@@ -167,16 +174,19 @@ def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_conflicts(args: argparse.Namespace, settings: Settings) -> int:
+    """``conflicts``: memories flagged as contradicting another."""
     _print_json(asyncio.run(_with_client(settings, lambda c: c.conflicts(args.limit))))
     return 0
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    """``stats``: counters, backlog, pending, dead letters."""
     _print_json(asyncio.run(_with_client(settings, lambda c: c.stats())))
     return 0
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    """``demo``: the scripted multi-agent session."""
     from hindsight_redis.demo import run_demo
 
     return asyncio.run(run_demo(settings, print))

@@ -1,0 +1,1 @@
+"""The worker pipeline: stages, their assembly, atomic commits and the worker loop."""

@@ -71,6 +71,7 @@ async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) 
     ]
 
     async def maintenance() -> object:
+        """Periodic upkeep: fold batched access counts into the memories."""
         return await flush_access_log(redis, keys)
 
     return BuiltPipeline(
