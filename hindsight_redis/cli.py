@@ -185,6 +185,14 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """``mcp --transport stdio|http``: serve the memory tools."""
+    from hindsight_redis.mcp_server import run_server
+
+    run_server(settings, args.transport, args.host, args.mcp_port)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     """``demo``: the scripted multi-agent session."""
     from hindsight_redis.demo import run_demo
@@ -255,6 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         add(name, _by_id(name), text).add_argument("id")
     add("stats", cmd_stats, "counters, backlog, pending, dead letters")
+    p = add("mcp", cmd_mcp, "serve memory_write/search/get/forget/restore/stats over MCP")
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    p.add_argument("--host", default="127.0.0.1", help="http: address to bind")
+    p.add_argument("--mcp-port", dest="mcp_port", type=int, default=8765, help="http: port")
     add("reindex", cmd_reindex, "rebuild the index under --embedder without downtime")
     p = add("conflicts", cmd_conflicts, "memories flagged as contradicting another")
     p.add_argument("--limit", type=int, default=100)

@@ -1,0 +1,136 @@
+"""The MCP server through real MCP sessions (the SDK's client), stdio and HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import jsonschema
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+
+from hindsight_redis import Settings, Worker
+from hindsight_redis.server import free_port
+
+FACT = "The billing-service-v2 deploy failed with ERR_CONN_RESET; bob rolled it back at 14:05"
+
+
+def _env(settings: Settings) -> dict[str, str]:
+    return {**os.environ, **settings.to_env()}
+
+
+def _data(result: Any) -> Any:
+    """The JSON a tool returned (structured content, else its text)."""
+    if result.structuredContent is not None:
+        data = result.structuredContent
+        return data.get("result", data) if set(data) == {"result"} else data
+    return json.loads(result.content[0].text)
+
+
+async def _exercise(session: ClientSession, settings: Settings) -> None:
+    await session.initialize()
+    tools = {t.name: t for t in (await session.list_tools()).tools}
+    assert {
+        "memory_write",
+        "memory_search",
+        "memory_forget",
+        "memory_restore",
+        "memory_get",
+    } <= set(tools)
+    for tool in tools.values():  # invalid schemas make models call tools wrongly
+        jsonschema.Draft202012Validator.check_schema(tool.inputSchema)
+        assert tool.description
+    worker = Worker(settings, name="mcp-test")
+    task = asyncio.create_task(worker.run_async())
+    try:
+        written = _data(
+            await session.call_tool(
+                "memory_write", {"content": FACT, "agent_id": "coder", "wait": True}
+            )
+        )
+        assert written["status"] == "indexed"
+        dropped = _data(
+            await session.call_tool("memory_write", {"content": "好的，收到", "wait": True})
+        )
+        assert dropped["status"] == "dropped" and dropped["reason"].startswith("rule:")
+    finally:
+        worker.stop()
+        await task
+    hits = _data(
+        await session.call_tool("memory_search", {"query": "ERR_CONN_RESET", "mode": "keyword"})
+    )
+    assert hits[0]["id"] == written["id"] and hits[0]["agent_id"] == "coder"
+    assert hits[0]["keyword"] is not None
+    forgotten = _data(await session.call_tool("memory_forget", {"memory_id": written["id"]}))
+    assert forgotten["status"] == "archived"
+    assert (
+        _data(
+            await session.call_tool("memory_search", {"query": "ERR_CONN_RESET", "mode": "keyword"})
+        )
+        == []
+    )
+    restored = _data(await session.call_tool("memory_restore", {"memory_id": written["id"]}))
+    assert restored["status"] == "active"
+    bad = await session.call_tool("memory_write", {"content": "   "})
+    assert bad.isError and "content must not be empty" in bad.content[0].text
+    bad = await session.call_tool("memory_search", {"query": "x", "mode": "fuzzy"})
+    assert bad.isError
+
+
+async def test_stdio_session_writes_searches_forgets(settings: Settings) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hindsight_redis.cli", "mcp", "--transport", "stdio"],
+        env=_env(settings),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await _exercise(session, settings)
+
+
+@asynccontextmanager
+async def _http_server(settings: Settings) -> AsyncIterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hindsight_redis.cli",
+            "mcp",
+            "--transport",
+            "http",
+            "--mcp-port",
+            str(port),
+        ],
+        env=_env(settings),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        async with httpx.AsyncClient() as http:
+            for _ in range(300):
+                try:
+                    await http.get(url)
+                    break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def test_streamable_http_session_writes_searches_forgets(settings: Settings) -> None:
+    async with (
+        _http_server(settings) as url, streamablehttp_client(url) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await _exercise(session, settings)
