@@ -193,6 +193,39 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
+    """``up``: Redis (embedded unless configured), N worker processes and MCP over HTTP."""
+    import os
+    import signal
+    import subprocess
+
+    from hindsight_redis.connection import resolve_url
+    from hindsight_redis.mcp_server import run_server
+
+    settings = settings.model_copy(update={"redis_url": resolve_url(settings)})
+    env = {**os.environ, **settings.to_env()}
+    workers = [
+        subprocess.Popen([sys.executable, "-m", "hindsight_redis.cli", "worker"], env=env)
+        for _ in range(args.workers)
+    ]
+    print(
+        f"redis {settings.redis_url}, {args.workers} worker(s), "
+        f"MCP at http://{args.host}:{args.mcp_port}/mcp (Ctrl-C stops all)",
+        file=sys.stderr,
+    )
+    # uvicorn re-raises a captured SIGTERM once it has shut down; turn it into
+    # SystemExit so the workers below are stopped instead of orphaned.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        run_server(settings, "http", args.host, args.mcp_port)
+    finally:
+        for proc in workers:
+            proc.terminate()  # SIGTERM: each finishes its batch, acks, exits
+        for proc in workers:
+            proc.wait(timeout=60)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     """``demo``: the scripted multi-agent session."""
     from hindsight_redis.demo import run_demo
@@ -267,6 +300,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind")
     p.add_argument("--mcp-port", dest="mcp_port", type=int, default=8765, help="http: port")
+    p = add("up", cmd_up, "Redis + workers + MCP over HTTP, in the foreground")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--host", default="127.0.0.1", help="MCP address to bind")
+    p.add_argument("--mcp-port", dest="mcp_port", type=int, default=8765, help="MCP port")
     add("reindex", cmd_reindex, "rebuild the index under --embedder without downtime")
     p = add("conflicts", cmd_conflicts, "memories flagged as contradicting another")
     p.add_argument("--limit", type=int, default=100)

@@ -130,7 +130,58 @@ async def _http_server(settings: Settings) -> AsyncIterator[str]:
 
 async def test_streamable_http_session_writes_searches_forgets(settings: Settings) -> None:
     async with (
-        _http_server(settings) as url, streamablehttp_client(url) as (read, write, _),
+        _http_server(settings) as url,
+        streamablehttp_client(url) as (read, write, _),
         ClientSession(read, write) as session,
     ):
         await _exercise(session, settings)
+
+
+async def test_up_runs_workers_behind_the_mcp_server(settings: Settings) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hindsight_redis.cli",
+            "up",
+            "--workers",
+            "1",
+            "--mcp-port",
+            str(port),
+        ],
+        env=_env(settings),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        async with httpx.AsyncClient() as http:
+            for _ in range(300):
+                try:
+                    await http.get(url)
+                    break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.05)
+        async with (
+            streamablehttp_client(url) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            args = {"content": FACT, "wait": True}
+            written = _data(await session.call_tool("memory_write", args))
+            assert written["status"] == "indexed"  # indexed by the worker `up` started
+        ps = subprocess.run(
+            ["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True, text=True
+        )
+        children = [int(pid) for pid in ps.stdout.split()]
+        assert len(children) == 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    for pid in children:  # stopped with `up`, not orphaned
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f"worker {pid} outlived `up`")
