@@ -206,7 +206,11 @@ def min_max(scores: Mapping[str, float], *, floor: float | None = None) -> dict[
 
 
 def linear_blend(
-    vector: Mapping[str, float], keyword: Mapping[str, float], *, alpha: float
+    vector: Mapping[str, float],
+    keyword: Mapping[str, float],
+    *,
+    alpha: float,
+    keyword_complete: bool = False,
 ) -> dict[str, float]:
     """``alpha * minmax(cosine) + (1 - alpha) * minmax0(bm25)`` over both candidate lists.
 
@@ -215,13 +219,17 @@ def linear_blend(
     document missing from one list gets that list's lowest scaled score: it
     ranked below every candidate there, but is not known to be unrelated.
     (On LoCoMo this beat raw cosines, z-scores and a missing score of 0.)
+    With ``keyword_complete`` (the keyword leg returned every match, fewer
+    than it asked for) a document missing from it matches no query term and
+    gets 0: otherwise, in a small pool, a text sharing no word with the
+    query would inherit the keyword credit of the weakest real match.
     """
     if not 0.0 <= alpha <= 1.0:
         raise ValueError("alpha must be between 0 and 1")
     vec = min_max(vector)
     kw = min_max(keyword, floor=0.0)
     vec_low = min(vec.values(), default=0.0)
-    kw_low = min(kw.values(), default=0.0)
+    kw_low = 0.0 if keyword_complete else min(kw.values(), default=0.0)
     return {
         doc_id: alpha * vec.get(doc_id, vec_low) + (1 - alpha) * kw.get(doc_id, kw_low)
         for doc_id in dict.fromkeys([*vector, *keyword])

@@ -236,7 +236,7 @@ async def search_memories(
             break
         pre = True
     fusion = fusion or settings.hybrid_fusion
-    hits = _fuse(keys, settings, index_info, qvec, vec_rows, kw_rows, top_k, mode, fusion)
+    hits = _fuse(keys, settings, index_info, qvec, vec_rows, kw_rows, top_k, mode, fusion, depth)
     hits = await _with_fields(redis, keys, hits)
     if record_access and hits:
         await _record_access(redis, keys, hits)
@@ -314,6 +314,7 @@ def _fuse(
     top_k: int,
     mode: str,
     fusion: Fusion,
+    depth: int,
 ) -> list[SearchHit]:
     rows: dict[str, _Row] = {}
     cosine: dict[str, float] = {}
@@ -341,7 +342,9 @@ def _fuse(
     elif fusion == "rrf":
         fused = rrf([top(cosine, len(cosine)), top(bm25, len(bm25))])
     else:
-        fused = linear_blend(cosine, bm25, alpha=settings.hybrid_alpha)
+        fused = linear_blend(
+            cosine, bm25, alpha=settings.hybrid_alpha, keyword_complete=len(kw_rows) < depth
+        )
     return [_hit(keys, rows[d], cosine.get(d), bm25.get(d), fused[d]) for d in top(fused, top_k)]
 
 

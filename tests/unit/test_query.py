@@ -186,3 +186,14 @@ def test_linear_blend_scales_both_legs_and_gives_missing_the_leg_minimum() -> No
 
 def test_top_breaks_ties_by_id() -> None:
     assert top({"b": 1.0, "a": 1.0, "c": 2.0}, 2) == ["c", "a"]
+
+
+def test_a_complete_keyword_list_gives_non_matches_no_keyword_credit() -> None:
+    cosine = {"on-topic": 0.80, "off-topic": 0.90}
+    bm25 = {"on-topic": 5.0}
+    # the keyword leg returned every match: "off-topic" shares no query term
+    complete = linear_blend(cosine, bm25, alpha=0.35, keyword_complete=True)
+    assert complete["on-topic"] > complete["off-topic"]
+    # a truncated list: "off-topic" may match below the cut, it keeps the lowest score
+    truncated = linear_blend(cosine, bm25, alpha=0.35)
+    assert truncated["off-topic"] > complete["off-topic"]
