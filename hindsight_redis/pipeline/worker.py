@@ -18,7 +18,7 @@ import signal
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -288,19 +288,53 @@ class Worker:
                 await self._dead_letter(committer, entry_id, fields, f"PoisonMessage: {e}", 1)
                 continue
             candidates.append(Candidate(entry_id=entry_id, event=event, content=event.content))
-        try:
-            await run_stages(stages, candidates)
-            ready = candidates
-        except _REDIS_DOWN:
-            raise  # an outage is not the entries' fault: the loop waits it out
-        except Exception:
-            log.exception("batch of %d failed; retrying its entries one by one", len(candidates))
-            ready = await self._isolate(candidates, committer, stages, dict(entries))
-        counts = await committer.commit(ready)
+        async with self._lease(committer.redis, [c.entry_id for c in candidates]):
+            try:
+                await run_stages(stages, candidates)
+                ready = candidates
+            except _REDIS_DOWN:
+                raise  # an outage is not the entries' fault: the loop waits it out
+            except Exception:
+                log.exception("batch of %d failed; retrying entries one by one", len(candidates))
+                ready = await self._isolate(candidates, committer, stages, dict(entries))
+            counts = await committer.commit(ready)
         self.report.indexed += counts["indexed"]
         self.report.merged += counts["merged"]
         self.report.dropped += counts["dropped"]
         self.report.already += counts["already"]
+
+    @contextlib.asynccontextmanager
+    async def _lease(self, redis: aioredis.Redis, entry_ids: list[str]) -> AsyncIterator[None]:
+        """Keep a batch claimed while it is processed (slow LLM calls, big batches).
+
+        Every third of ``claim_idle_ms`` the worker re-claims its entries
+        (``XCLAIM ... JUSTID``), resetting their idle time, so no other worker
+        reclaims and redoes them. Entries already acknowledged are ignored.
+        """
+        interval_s = self.settings.claim_idle_ms / 3000
+        ids: list[Any] = list(entry_ids)
+
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(interval_s)
+                with contextlib.suppress(*_REDIS_DOWN):
+                    await redis.xclaim(
+                        self.keys.stream,
+                        self.keys.group,
+                        self.name,
+                        min_idle_time=int(interval_s * 500),
+                        message_ids=ids,
+                        justid=True,
+                    )
+
+        renewal = asyncio.create_task(renew()) if entry_ids else None
+        try:
+            yield
+        finally:
+            if renewal is not None:
+                renewal.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await renewal
 
     async def _isolate(
         self,

@@ -295,3 +295,20 @@ async def test_recent_drops_are_kept_for_debugging(settings: Settings) -> None:
         drops = await client.redis.xrange(client.keys.recent_drops)
         reasons = [json.loads(fields[b"o"])["reason"] for _, fields in drops]
         assert reasons == ["rule:ack", "rule:ack"]
+
+
+async def test_a_slow_batch_keeps_its_lease_and_is_not_processed_twice(settings: Settings) -> None:
+    from helpers import Slow
+
+    short = settings.model_copy(update={"claim_idle_ms": 300, "worker_batch_size": 5})
+    async with AsyncMemoryClient(short) as client:
+        await client.write_many([{"content": f"{FACT} #{n} slow"} for n in range(5)])
+        slow_a, slow_b = Slow(1.5), Slow(1.5)
+        a = Worker(short, name="a", extra_stages=[slow_a])
+        b = Worker(short, name="b", extra_stages=[slow_b])
+        ra, rb = await asyncio.gather(a.run_async(burst=True), b.run_async(burst=True))
+        # 1.5 s of work on a 0.3 s claim timeout: without lease renewal the other
+        # worker would reclaim the batch and run it again
+        assert ra.batches + rb.batches == 1
+        assert ra.already + rb.already == 0
+        assert (await client.stats())["processed"] == 5
