@@ -314,9 +314,14 @@ class Worker:
         interval_s = self.settings.claim_idle_ms / 3000
         ids: list[Any] = list(entry_ids)
 
+        done = asyncio.Event()
+
         async def renew() -> None:
             while True:
-                await asyncio.sleep(interval_s)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(done.wait(), interval_s)
+                if done.is_set():
+                    return
                 with contextlib.suppress(*_REDIS_DOWN):
                     await redis.xclaim(
                         self.keys.stream,
@@ -331,10 +336,13 @@ class Worker:
         try:
             yield
         finally:
+            # Signal, don't cancel: a cancel landing inside the Redis client can
+            # be swallowed there, and awaiting such a task would hang the worker.
+            done.set()
             if renewal is not None:
-                renewal.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await renewal
+                finished, _ = await asyncio.wait({renewal}, timeout=5.0)
+                if not finished:
+                    renewal.cancel()
 
     async def _isolate(
         self,
