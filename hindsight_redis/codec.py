@@ -58,6 +58,13 @@ def decode_event(fields: Mapping[bytes, bytes]) -> MemoryEvent:
     return event
 
 
+def as_text(value: Any) -> str:
+    """A Redis reply value as ``str`` (replies may be bytes, str or None)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
 def join_tags(tags: tuple[str, ...] | list[str]) -> str:
     """Tags as one TAG field value."""
     return TAG_SEPARATOR.join(t.replace(TAG_SEPARATOR, " ") for t in tags)
@@ -69,8 +76,7 @@ def split_tags(value: str) -> tuple[str, ...]:
 
 
 def _str(doc: Mapping[str, Any], name: str) -> str:
-    value = doc.get(name, "")
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return as_text(doc.get(name))
 
 
 def _float(doc: Mapping[str, Any], name: str, default: float = 0.0) -> float:

@@ -8,7 +8,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from hindsight_redis import scripts
-from hindsight_redis.codec import decode_event
+from hindsight_redis.codec import as_text, decode_event
 from hindsight_redis.errors import PoisonMessage
 from hindsight_redis.keys import Keys
 
@@ -26,10 +26,6 @@ class DeadLetter:
     memory_id: str | None
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _dead_letter(dlq_id: str, fields: dict[bytes, bytes]) -> DeadLetter:
     try:
         event = decode_event(fields)
@@ -38,8 +34,8 @@ def _dead_letter(dlq_id: str, fields: dict[bytes, bytes]) -> DeadLetter:
         content, memory_id = None, None
     return DeadLetter(
         id=dlq_id,
-        entry_id=_text(fields.get(b"entry_id", b"")),
-        error=_text(fields.get(b"error", b"")),
+        entry_id=as_text(fields.get(b"entry_id", b"")),
+        error=as_text(fields.get(b"error", b"")),
         deliveries=int(fields.get(b"deliveries", b"0") or 0),
         failed_at=float(fields.get(b"failed_at", b"0") or 0),
         content=content,
@@ -52,7 +48,7 @@ async def list_dead_letters(
 ) -> list[DeadLetter]:
     """The oldest ``count`` dead letters."""
     entries: Any = await redis.xrange(keys.dead_letters, count=count)
-    return [_dead_letter(_text(i), f) for i, f in entries or []]
+    return [_dead_letter(as_text(i), f) for i, f in entries or []]
 
 
 async def replay_dead_letters(
@@ -61,11 +57,11 @@ async def replay_dead_letters(
     """Put dead letters back on the stream (all when ``ids`` is None); their new stream ids."""
     if ids is None:
         entries: Any = await redis.xrange(keys.dead_letters)
-        ids = [_text(i) for i, _ in entries or []]
+        ids = [as_text(i) for i, _ in entries or []]
     script = redis.register_script(scripts.REPLAY)
     replayed = []
     for dlq_id in ids:
         new_id = await script(keys=[keys.stream, keys.dead_letters, keys.stats], args=[dlq_id])
         if new_id:
-            replayed.append(_text(new_id))
+            replayed.append(as_text(new_id))
     return replayed

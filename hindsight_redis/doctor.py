@@ -8,6 +8,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from hindsight_redis.codec import as_text
 from hindsight_redis.connection import embedded_server
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.keys import Keys
@@ -26,10 +27,6 @@ class DoctorReport:
     def ok(self) -> bool:
         """True when no problem was found."""
         return not self.problems
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 async def diagnose(settings: Settings) -> DoctorReport:
@@ -64,7 +61,7 @@ async def _check_server(client: aioredis.Redis, settings: Settings, report: Doct
     info = await client.info("server")
     version = str(info.get("redis_version", "?"))
     report.facts["redis_version"] = version
-    modules = {_text(m[b"name"]): int(m[b"ver"]) for m in await client.module_list()}
+    modules = {as_text(m[b"name"]): int(m[b"ver"]) for m in await client.module_list()}
     report.facts["modules"] = (
         ", ".join(f"{name} {ver}" for name, ver in sorted(modules.items())) or "none"
     )
@@ -88,7 +85,7 @@ async def _check_server(client: aioredis.Redis, settings: Settings, report: Doct
     config = await client.config_get("appendonly")
     config.update(await client.config_get("appendfsync"))
     config.update(await client.config_get("save"))
-    actual = {_text(k): _text(v) for k, v in config.items()}
+    actual = {as_text(k): as_text(v) for k, v in config.items()}
     report.facts["persistence"] = (
         f"appendonly={actual.get('appendonly')} appendfsync={actual.get('appendfsync')} "
         f"save={actual.get('save')!r}"

@@ -27,6 +27,7 @@ from redis.commands.search.index_definition import IndexDefinition, IndexType
 from redis.exceptions import RedisError, ResponseError
 from redisvl.index import AsyncSearchIndex
 
+from hindsight_redis.codec import as_text
 from hindsight_redis.errors import EmbeddingMismatch, RedisUnavailable
 from hindsight_redis.keys import Keys
 from hindsight_redis.providers.embedders import Embedder
@@ -61,11 +62,7 @@ class IndexInfo:
     dims: int
 
 
-def text(value: Any) -> str:
-    """A reply value as ``str`` (replies may be bytes or str)."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return "" if value is None else str(value)
+text = as_text  # the name the read side uses
 
 
 def reply_map(reply: Any) -> dict[str, Any]:

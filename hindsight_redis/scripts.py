@@ -133,3 +133,11 @@ redis.call('HINCRBY', KEYS[3], 'replayed', 1)
 redis.call('XDEL', KEYS[2], ARGV[1])
 return id
 """
+
+# KEYS: a memory hash; ARGV: field/value pairs
+# -> 1 updated, 0 no such memory (a plain HSET on a missing key would create one)
+UPDATE_EXISTING = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""

@@ -237,10 +237,7 @@ async def search_memories(
         pre = True
     fusion = fusion or settings.hybrid_fusion
     hits = _fuse(keys, settings, index_info, qvec, vec_rows, kw_rows, top_k, mode, fusion, depth)
-    hits = await _with_fields(redis, keys, hits)
-    if record_access and hits:
-        await _record_access(redis, keys, hits)
-    return hits
+    return await _with_fields(redis, keys, hits, record_access=record_access)
 
 
 def _visible(row: _Row, keys: Keys, filters: SearchFilters) -> bool:
@@ -348,15 +345,21 @@ def _fuse(
     return [_hit(keys, rows[d], cosine.get(d), bm25.get(d), fused[d]) for d in top(fused, top_k)]
 
 
-async def _with_fields(redis: Redis, keys: Keys, hits: list[SearchHit]) -> list[SearchHit]:
-    """Fill in the stored fields of the final hits (one pipelined round trip)."""
+async def _with_fields(
+    redis: Redis, keys: Keys, hits: list[SearchHit], *, record_access: bool
+) -> list[SearchHit]:
+    """Fill in the stored fields of the final hits and, in the same round trip,
+    count their access (batched in ``Keys.access_log``, folded in by workers)."""
     if not hits:
         return hits
     try:
         async with redis.pipeline(transaction=False) as pipe:
             for hit in hits:
                 pipe.hmget(keys.doc(hit.id), list(HIT_FIELDS))
-            rows = await pipe.execute()
+            if record_access:
+                for hit in hits:
+                    pipe.hincrby(keys.access_log, hit.id, 1)
+            rows = (await pipe.execute())[: len(hits)]
     except RedisError as e:
         raise RedisUnavailable(f"search failed: {e}") from e
     out = []
@@ -366,16 +369,6 @@ async def _with_fields(redis: Redis, keys: Keys, hits: list[SearchHit]) -> list[
         row = _Row(keys.doc(hit.id), None, dict(zip(HIT_FIELDS, values, strict=True)))
         out.append(_hit(keys, row, hit.vector, hit.keyword, hit.fused))
     return out
-
-
-async def _record_access(redis: Redis, keys: Keys, hits: Sequence[SearchHit]) -> None:
-    try:
-        async with redis.pipeline(transaction=False) as pipe:
-            for hit in hits:
-                pipe.hincrby(keys.access_log, hit.id, 1)
-            await pipe.execute()
-    except RedisError as e:  # statistics must never fail a search
-        logger.warning("could not record access of %d hits: %s", len(hits), e)
 
 
 async def flush_access_log(

@@ -8,11 +8,8 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
+from hindsight_redis.codec import as_text
 from hindsight_redis.keys import Keys
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _entry_ms(entry_id: str) -> int:
@@ -33,7 +30,7 @@ async def collect_stats(redis: aioredis.Redis, keys: Keys) -> dict[str, Any]:
     pipe.xlen(keys.stream)
     pipe.xlen(keys.dead_letters)
     counters_raw, stream_length, dead_letters = await pipe.execute()
-    counters = {_text(k): int(v) for k, v in counters_raw.items()}
+    counters = {as_text(k): int(v) for k, v in counters_raw.items()}
     counters["accepted"] = await entries_added(redis, keys)
     dropped = {
         k.removeprefix("dropped:"): v for k, v in counters.items() if k.startswith("dropped:")
@@ -69,9 +66,19 @@ async def entries_added(redis: aioredis.Redis, keys: Keys) -> int:
 
 
 async def backlog(redis: aioredis.Redis, keys: Keys) -> int:
-    """Accepted writes not yet processed (indexed, merged, dropped or dead-lettered)."""
-    added = await entries_added(redis, keys)
-    processed = await redis.hget(keys.stats, "processed")
+    """Accepted writes not yet processed (indexed, merged, dropped or dead-lettered).
+
+    One round trip: the write gate refreshes it while writers wait.
+    """
+    pipe = redis.pipeline(transaction=False)
+    pipe.xinfo_stream(keys.stream)
+    pipe.hget(keys.stats, "processed")
+    info, processed = await pipe.execute(raise_on_error=False)
+    if isinstance(info, ResponseError):
+        return 0  # no stream yet: nothing accepted
+    if isinstance(info, Exception):
+        raise info
+    added = int(info.get("entries-added") or info.get(b"entries-added") or 0)
     return max(added - int(processed or 0), 0)
 
 
@@ -83,10 +90,10 @@ async def _group_state(
         groups = await redis.xinfo_groups(keys.stream)
     except ResponseError:
         return 0, 0, {}, None  # no stream yet
-    group = next((g for g in groups if _text(g["name"]) == keys.group), None)
+    group = next((g for g in groups if as_text(g["name"]) == keys.group), None)
     if group is None:
         first = await redis.xrange(keys.stream, count=1)
-        first_ms = _entry_ms(_text(first[0][0])) if first else None
+        first_ms = _entry_ms(as_text(first[0][0])) if first else None
         return 0, int(await redis.xlen(keys.stream)), {}, first_ms
     pending = int(group["pending"])
     undelivered = int(group.get("lag") or 0)
@@ -94,12 +101,12 @@ async def _group_state(
     oldest: int | None = None
     if pending:
         summary = await redis.xpending(keys.stream, keys.group)
-        consumers = {_text(c["name"]): int(c["pending"]) for c in summary["consumers"] or []}
+        consumers = {as_text(c["name"]): int(c["pending"]) for c in summary["consumers"] or []}
         if summary["min"] is not None:  # entries may be acked between the two calls
-            oldest = _entry_ms(_text(summary["min"]))
+            oldest = _entry_ms(as_text(summary["min"]))
     if undelivered and oldest is None:
-        after = _text(group["last-delivered-id"])
+        after = as_text(group["last-delivered-id"])
         nxt = await redis.xrange(keys.stream, min=f"({after}", count=1)
         if nxt:
-            oldest = _entry_ms(_text(nxt[0][0]))
+            oldest = _entry_ms(as_text(nxt[0][0]))
     return pending, undelivered, consumers, oldest

@@ -13,6 +13,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from hindsight_redis import scripts
 from hindsight_redis.codec import (
     decode_outcome,
     record_from_doc,
@@ -191,11 +192,7 @@ class AsyncMemoryClient:
         _check_id(memory_id)
         redis = await self.connect()
         key = self.keys.doc(memory_id)
-        # Only existing memories are touched: HSET on a missing key would create one.
-        script = redis.register_script(
-            "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end "
-            "redis.call('HSET', KEYS[1], unpack(ARGV)) return 1"
-        )
+        script = redis.register_script(scripts.UPDATE_EXISTING)
         args = [x for pair in fields.items() for x in pair]
         if not await script(keys=[key], args=args):
             raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")

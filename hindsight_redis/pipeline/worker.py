@@ -27,7 +27,7 @@ from redis.exceptions import BusyLoadingError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from hindsight_redis.codec import decode_event
+from hindsight_redis.codec import as_text, decode_event
 from hindsight_redis.connection import connect, require_search
 from hindsight_redis.errors import HindsightError, IndexMoved, PoisonMessage, RedisUnavailable
 from hindsight_redis.keys import Keys
@@ -53,10 +53,6 @@ class WorkerReport:
     already: int = 0
     failed: int = 0
     dead_lettered: int = 0
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 class Worker:
@@ -219,7 +215,7 @@ class Worker:
         entries: list[Entry] = []
         for _stream, items in streams:
             # A pending entry deleted from the stream comes back without fields.
-            entries += [(_text(entry_id), fields) for entry_id, fields in items if fields]
+            entries += [(as_text(entry_id), fields) for entry_id, fields in items if fields]
         return entries
 
     async def _reclaim(self, redis: aioredis.Redis, committer: Committer) -> list[Entry]:
@@ -232,7 +228,7 @@ class Worker:
             start_id="0-0",
             count=self.settings.worker_batch_size,
         )
-        entries = [(_text(i), f) for i, f in claimed if f is not None]
+        entries = [(as_text(i), f) for i, f in claimed if f is not None]
         if not entries:
             return []
         pipe = redis.pipeline(transaction=False)
@@ -248,7 +244,7 @@ class Worker:
             if deliveries <= self.settings.max_deliveries:
                 keep.append((entry_id, fields))
                 continue
-            reason = _text(error) if error else "worker died while processing it"
+            reason = as_text(error) if error else "worker died while processing it"
             await self._dead_letter(
                 committer,
                 entry_id,
@@ -373,7 +369,7 @@ class Worker:
     async def _drained(self, redis: aioredis.Redis) -> bool:
         """True when every entry was delivered and acknowledged."""
         for group in await redis.xinfo_groups(self.keys.stream):
-            if _text(group["name"]) == self.keys.group:
+            if as_text(group["name"]) == self.keys.group:
                 return int(group["pending"]) == 0 and int(group.get("lag") or 0) == 0
         return True
 
@@ -407,11 +403,11 @@ async def trim_acknowledged(redis: aioredis.Redis, keys: Keys, keep_below: int) 
         return 0
     boundary: tuple[int, int] | None = None
     for group in await redis.xinfo_groups(keys.stream):
-        name = _text(group["name"])
-        limit = _id_tuple(_text(group["last-delivered-id"]))
+        name = as_text(group["name"])
+        limit = _id_tuple(as_text(group["last-delivered-id"]))
         if int(group["pending"]):
             summary = await redis.xpending(keys.stream, name)
-            limit = min(limit, _id_tuple(_text(summary["min"])))
+            limit = min(limit, _id_tuple(as_text(summary["min"])))
         boundary = limit if boundary is None else min(boundary, limit)
     if boundary is None:
         return 0

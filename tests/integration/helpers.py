@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from hindsight_redis.pipeline.base import Candidate
 
@@ -44,3 +45,21 @@ class Slow:
 
     async def process(self, batch: Sequence[Candidate]) -> None:
         await asyncio.sleep(self.delay_s)
+
+
+async def hset_memory(
+    redis: Any, keys: Any, info: Any, model_id: str, candidate: Candidate, **overrides: str
+) -> None:
+    """HSET one memory document as the worker's commit does (no stream, no filters)."""
+    from hindsight_redis.codec import doc_from_candidate
+
+    memory_id = candidate.event.event_id
+    doc = doc_from_candidate(
+        candidate,
+        memory_id=memory_id,
+        vector_field=info.vector_field,
+        embedding_model=model_id,
+        now=time.time(),
+    )
+    doc.update(overrides)
+    await redis.hset(keys.doc(memory_id), mapping=doc)

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from hindsight_redis.codec import doc_from_candidate
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent
@@ -23,7 +22,7 @@ from hindsight_redis.pipeline.dedup import (
 from hindsight_redis.pipeline.embed import EmbedStage
 from hindsight_redis.providers.embedders import HashEmbedder
 from hindsight_redis.settings import Settings
-from tests.integration.helpers import wait_for
+from tests.integration.helpers import hset_memory, wait_for
 
 
 def _cand(memory_id: str, content: str, **fields: Any) -> Candidate:
@@ -41,14 +40,7 @@ class Stored:
     async def put(self, memory_id: str, content: str, **fields: Any) -> None:
         cand = _cand(memory_id, content, **fields)
         await EmbedStage(self.embedder).process([cand])
-        doc = doc_from_candidate(
-            cand,
-            memory_id=memory_id,
-            vector_field=self.info.vector_field,
-            embedding_model=self.embedder.model_id,
-            now=time.time(),
-        )
-        await self.redis.hset(self.keys.doc(memory_id), mapping=doc)  # type: ignore[arg-type]
+        await hset_memory(self.redis, self.keys, self.info, self.embedder.model_id, cand)
         self.count += 1
 
         async def indexed() -> bool:

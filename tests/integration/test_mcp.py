@@ -96,19 +96,14 @@ async def test_stdio_session_writes_searches_forgets(settings: Settings) -> None
 
 
 @asynccontextmanager
-async def _http_server(settings: Settings) -> AsyncIterator[str]:
+async def _http_server(
+    settings: Settings, command: str = "mcp", *extra: str
+) -> AsyncIterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Run ``hindsight-redis <command> ... --mcp-port P``; yield its MCP URL once it answers."""
     port = free_port()
+    args = [sys.executable, "-m", "hindsight_redis.cli", command, *extra]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "hindsight_redis.cli",
-            "mcp",
-            "--transport",
-            "http",
-            "--mcp-port",
-            str(port),
-        ],
+        [*args, "--mcp-port", str(port)],
         env=_env(settings),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -122,15 +117,15 @@ async def _http_server(settings: Settings) -> AsyncIterator[str]:
                     break
                 except httpx.TransportError:
                     await asyncio.sleep(0.05)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
 
 
 async def test_streamable_http_session_writes_searches_forgets(settings: Settings) -> None:
     async with (
-        _http_server(settings) as url,
+        _http_server(settings, "mcp", "--transport", "http") as (url, _),
         streamablehttp_client(url) as (read, write, _),
         ClientSession(read, write) as session,
     ):
@@ -138,31 +133,7 @@ async def test_streamable_http_session_writes_searches_forgets(settings: Setting
 
 
 async def test_up_runs_workers_behind_the_mcp_server(settings: Settings) -> None:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "hindsight_redis.cli",
-            "up",
-            "--workers",
-            "1",
-            "--mcp-port",
-            str(port),
-        ],
-        env=_env(settings),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        async with httpx.AsyncClient() as http:
-            for _ in range(300):
-                try:
-                    await http.get(url)
-                    break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.05)
+    async with _http_server(settings, "up", "--workers", "1") as (url, proc):
         async with (
             streamablehttp_client(url) as (read, write, _),
             ClientSession(read, write) as session,
@@ -176,9 +147,6 @@ async def test_up_runs_workers_behind_the_mcp_server(settings: Settings) -> None
         )
         children = [int(pid) for pid in ps.stdout.split()]
         assert len(children) == 1
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
     for pid in children:  # stopped with `up`, not orphaned
         try:
             os.kill(pid, 0)

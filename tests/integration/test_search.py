@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from hindsight_redis.codec import doc_from_candidate
 from hindsight_redis.errors import EmbeddingMismatch, InvalidMemory
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
@@ -19,7 +18,7 @@ from hindsight_redis.pipeline.base import Candidate
 from hindsight_redis.providers.embedders import HashEmbedder
 from hindsight_redis.search import flush_access_log, list_conflicts, search_memories
 from hindsight_redis.settings import Settings
-from tests.integration.helpers import wait_for
+from tests.integration.helpers import hset_memory, wait_for
 
 
 @dataclass
@@ -43,15 +42,9 @@ class Env:
         )
         cand = Candidate("0-0", event, content, conflicts_with=list(conflicts))
         cand.embedding = (await self.embedder.embed([content]))[0]
-        doc = doc_from_candidate(
-            cand,
-            memory_id=memory_id,
-            vector_field=self.info.vector_field,
-            embedding_model=self.embedder.model_id,
-            now=time.time(),
+        await hset_memory(
+            self.redis, self.keys, self.info, self.embedder.model_id, cand, status=status
         )
-        doc["status"] = status
-        await self.redis.hset(self.keys.doc(memory_id), mapping=doc)  # type: ignore[arg-type]
 
     async def indexed(self, count: int) -> None:
         async def done() -> bool:
