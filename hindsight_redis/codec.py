@@ -175,6 +175,7 @@ def doc_from_candidate(
         "event_id": event.event_id,
         "lang": detect_language(candidate.content),
         "review": "conflict" if candidate.conflicts_with else "",
+        "refine": "pending",
     }
     # Absent, not "", when unscored: an empty NUMERIC value fails indexing.
     if candidate.write_score is not None:

@@ -32,6 +32,7 @@ from hindsight_redis.errors import EmbeddingMismatch, RedisUnavailable
 from hindsight_redis.keys import Keys
 from hindsight_redis.providers.embedders import Embedder
 from hindsight_redis.schema import (
+    CONTEXT_FIELD,
     DEFAULT_LANGUAGE,
     LANGUAGE_FIELD,
     TEXT_FIELD,
@@ -60,6 +61,13 @@ class IndexInfo:
     vector_field: str
     model_id: str
     dims: int
+    context_model: str = ""
+    context_dims: int = 0
+
+    @property
+    def has_context(self) -> bool:
+        """True when the index has the contextual vector field."""
+        return self.context_dims > 0
 
 
 text = as_text  # the name the read side uses
@@ -83,7 +91,15 @@ def _info_from_meta(keys: Keys, meta: Mapping[str, str]) -> IndexInfo:
         vector_field=meta.get("vector_field") or vector_field_name(generation),
         model_id=meta["model_id"],
         dims=int(meta["dims"]),
+        context_model=meta.get("context_model", ""),
+        context_dims=int(meta.get("context_dims") or 0),
     )
+
+
+def _context_record(contextual: Embedder | None) -> dict[Any, Any]:
+    if contextual is None:
+        return {"context_model": "", "context_dims": "0"}
+    return {"context_model": contextual.model_id, "context_dims": str(contextual.dims)}
 
 
 def mismatch_message(recorded: IndexInfo, model_id: str, dims: int) -> str:
@@ -93,6 +109,16 @@ def mismatch_message(recorded: IndexInfo, model_id: str, dims: int) -> str:
         f"{recorded.model_id!r} ({recorded.dims} dims), but the embedder given is "
         f"{model_id!r} ({dims} dims); use the same embedder, or rebuild the index "
         f"with: hindsight-redis reindex --embedder {model_id}"
+    )
+
+
+def context_mismatch_message(recorded: IndexInfo, contextual: Embedder) -> str:
+    """What an ``EmbeddingMismatch`` on the contextual vector says."""
+    return (
+        f"index {recorded.alias} holds contextual vectors of {recorded.context_model!r} "
+        f"({recorded.context_dims} dims), but the contextual embedder given is "
+        f"{contextual.model_id!r} ({contextual.dims} dims); configure the same "
+        "contextual_embedder, or rebuild the index with: hindsight-redis reindex"
     )
 
 
@@ -113,19 +139,20 @@ class MemoryIndex:
         meta = await self._meta()
         return _info_from_meta(self._keys, meta) if "generation" in meta else None
 
-    def _search_index(self, generation: int, dims: int) -> AsyncSearchIndex:
+    def _search_index(self, generation: int, dims: int, context_dims: int) -> AsyncSearchIndex:
         schema = index_schema(
             self._keys,
             generation=generation,
             dims=dims,
+            context_dims=context_dims,
             hnsw_m=self._settings.hnsw_m,
             hnsw_ef_construction=self._settings.hnsw_ef_construction,
             hnsw_ef_runtime=self._settings.hnsw_ef_runtime,
         )
         return AsyncSearchIndex(schema, redis_client=self._redis)
 
-    async def _create(self, generation: int, dims: int) -> None:
-        index = self._search_index(generation, dims)
+    async def _create(self, generation: int, dims: int, context_dims: int) -> None:
+        index = self._search_index(generation, dims, context_dims)
         if await index.exists():
             return
         definition = IndexDefinition(  # type: ignore[no-untyped-call]
@@ -145,22 +172,24 @@ class MemoryIndex:
                 raise
         logger.info("created index %s (%d dims)", index.name, dims)
 
-    async def ensure(self, embedder: Embedder) -> IndexInfo:
-        """Create the index and alias if missing; check the embedder against them.
+    async def ensure(self, embedder: Embedder, contextual: Embedder | None = None) -> IndexInfo:
+        """Create the index and alias if missing; check the embedders against them.
 
-        Raises ``EmbeddingMismatch`` when the index was built with another
-        model or dimension.
+        A new index gets the contextual vector field when ``contextual`` is
+        given. Raises ``EmbeddingMismatch`` when the index was built with
+        another model or dimension (for either vector). An index without the
+        contextual field stays without it (``reindex`` adds it).
         """
         try:
             meta = await self._meta()
             if "generation" not in meta:
-                generation = 1
                 record = {
                     "generation": "1",
                     "name": self._keys.index_name(1),
                     "vector_field": vector_field_name(1),
                     "model_id": embedder.model_id,
                     "dims": str(embedder.dims),
+                    **_context_record(contextual),
                 }
                 args = [x for pair in record.items() for x in pair]
                 await self._redis.eval(_RECORD_IF_ABSENT, 1, self._keys.index_meta, *args)
@@ -168,8 +197,21 @@ class MemoryIndex:
             info = _info_from_meta(self._keys, meta)
             if info.model_id != embedder.model_id or info.dims != embedder.dims:
                 raise EmbeddingMismatch(mismatch_message(info, embedder.model_id, embedder.dims))
-            generation = info.generation
-            await self._create(generation, info.dims)
+            if (
+                contextual is not None
+                and info.has_context
+                and (
+                    info.context_model != contextual.model_id
+                    or info.context_dims != contextual.dims
+                )
+            ):
+                raise EmbeddingMismatch(context_mismatch_message(info, contextual))
+            if contextual is not None and not info.has_context:
+                logger.warning(
+                    "index %s has no contextual vectors; run hindsight-redis reindex to add them",
+                    info.alias,
+                )
+            await self._create(info.generation, info.dims, info.context_dims)
             # ADD, never UPDATE: only reindex moves the alias. An ensure that read
             # the old generation just before a reindex must not move it back.
             try:
@@ -256,19 +298,43 @@ class MemoryIndex:
             written += len(todo)
         return written
 
-    async def reindex(self, new_embedder: Embedder) -> IndexInfo:
+    async def _reset_context(self, contextual: Embedder | None) -> None:
+        """Switch the contextual model: record it, drop every old contextual vector.
+
+        Recorded first, so refiners still on the old model stop writing
+        (their script checks the record); the memories become ``pending``
+        again and refiners on the new model fill them in.
+        """
+        await self._redis.hset(self._keys.index_meta, mapping=_context_record(contextual))
+        ids = await self._scan_ids()
+        for start in range(0, len(ids), 1000):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key in ids[start : start + 1000]:
+                    pipe.hdel(key, CONTEXT_FIELD)
+                    pipe.hset(key, "refine", "pending")
+                await pipe.execute()
+
+    async def reindex(
+        self, new_embedder: Embedder, contextual: Embedder | None = None
+    ) -> IndexInfo:
         """Rebuild the index under ``new_embedder`` without stopping searches.
 
-        Writers still using the old embedder are refused by ``ensure`` once
-        the alias moved; restart them with the new embedder.
+        ``contextual`` is the contextual embedder of the new index (None: no
+        contextual field). When it changes, the old contextual vectors are
+        dropped first and refiners recompute them. Writers still using the old
+        embedder are refused by ``ensure`` once the alias moved; restart them
+        with the new embedder.
         """
         old = await self.info()
         if old is None:
-            return await self.ensure(new_embedder)
+            return await self.ensure(new_embedder, contextual)
+        context = _context_record(contextual)
+        if text(context["context_model"]) != old.context_model:
+            await self._reset_context(contextual)
         generation = old.generation + 1
         field = vector_field_name(generation)
         name = self._keys.index_name(generation)
-        await self._create(generation, new_embedder.dims)
+        await self._create(generation, new_embedder.dims, int(text(context["context_dims"])))
         # Two passes: the second catches memories written during the first.
         total = 0
         for _ in range(2):
@@ -282,6 +348,7 @@ class MemoryIndex:
                 "vector_field": field,
                 "model_id": new_embedder.model_id,
                 "dims": str(new_embedder.dims),
+                **context,
             },
         )
         # Record first, then swap: searchers see the new generation in the

@@ -92,3 +92,7 @@ class Keys:
     def access_log(self) -> str:
         """Hash of pending access-count increments, flushed in batches."""
         return f"{self.base}:access"
+
+    def refine_claim(self, memory_id: str) -> str:
+        """Short-lived claim of a memory by one refiner (expires on its own)."""
+        return f"{self.base}:refining:{memory_id}"

@@ -122,6 +122,7 @@ class SearchHit:
     keyword: float | None = None
     fused: float = 0.0
     status: MemoryStatus = "active"
+    contextual: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -211,8 +211,10 @@ def linear_blend(
     *,
     alpha: float,
     keyword_complete: bool = False,
+    contextual: Mapping[str, float] | None = None,
+    contextual_weight: float = 0.0,
 ) -> dict[str, float]:
-    """``alpha * minmax(cosine) + (1 - alpha) * minmax0(bm25)`` over both candidate lists.
+    """``alpha * minmax(cosine) + (1 - alpha) * minmax0(bm25)`` over the candidate lists.
 
     Cosines are min-max scaled over ``vector``, BM25 scores over
     ``keyword`` with 0 as the low end (``min_max(floor=0)``). A
@@ -223,16 +225,24 @@ def linear_blend(
     than it asked for) a document missing from it matches no query term and
     gets 0: otherwise, in a small pool, a text sharing no word with the
     query would inherit the keyword credit of the weakest real match.
+
+    With ``contextual`` cosines, the blend is ``w * minmax(contextual) +
+    (1 - w) * (the blend above)``, ``w = contextual_weight``, missing
+    contextual scores handled like missing cosines.
     """
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError("alpha must be between 0 and 1")
+    if not 0.0 <= alpha <= 1.0 or not 0.0 <= contextual_weight <= 1.0:
+        raise ValueError("alpha and contextual_weight must be between 0 and 1")
     vec = min_max(vector)
     kw = min_max(keyword, floor=0.0)
+    ctx = min_max(contextual or {})
     vec_low = min(vec.values(), default=0.0)
     kw_low = 0.0 if keyword_complete else min(kw.values(), default=0.0)
+    ctx_low = min(ctx.values(), default=0.0)
+    weight = contextual_weight if ctx else 0.0
     return {
-        doc_id: alpha * vec.get(doc_id, vec_low) + (1 - alpha) * kw.get(doc_id, kw_low)
-        for doc_id in dict.fromkeys([*vector, *keyword])
+        doc_id: weight * ctx.get(doc_id, ctx_low)
+        + (1 - weight) * (alpha * vec.get(doc_id, vec_low) + (1 - alpha) * kw.get(doc_id, kw_low))
+        for doc_id in dict.fromkeys([*vector, *keyword, *(contextual or {})])
     }
 
 

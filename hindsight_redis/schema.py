@@ -48,6 +48,7 @@ SINGLE_TAGS = (
     "visibility",
     "protected",
     "review",
+    "refine",
 )
 NUMERIC_FIELDS = ("created_at", "last_accessed_at", "write_score", "access_count")
 
@@ -237,6 +238,11 @@ STOPWORDS: tuple[str, ...] = tuple(
 )
 
 
+# The contextual vector (``providers.contextual``), filled in by refiners; a
+# memory's ``refine`` tag is ``pending`` until then, ``done`` after.
+CONTEXT_FIELD = "ctx_vec"
+
+
 def vector_field_name(generation: int) -> str:
     """The hash field holding a memory's vector for one index generation."""
     return f"vec_g{generation}"
@@ -250,8 +256,12 @@ def index_schema(
     hnsw_m: int = 16,
     hnsw_ef_construction: int = 200,
     hnsw_ef_runtime: int = 64,
+    context_dims: int = 0,
 ) -> IndexSchema:
-    """The redisvl schema of the namespace's index of one generation."""
+    """The redisvl schema of the namespace's index of one generation.
+
+    ``context_dims`` > 0 adds the contextual vector field ``CONTEXT_FIELD``.
+    """
     fields: list[dict[str, Any]] = [
         {"name": TEXT_FIELD, "type": "text", "attrs": {"weight": 1.0}},
     ]
@@ -272,21 +282,19 @@ def index_schema(
     )
     for name in NUMERIC_FIELDS:
         fields.append({"name": name, "type": "numeric", "attrs": {"sortable": True}})
-    fields.append(
-        {
-            "name": vector_field_name(generation),
-            "type": "vector",
-            "attrs": {
-                "algorithm": "hnsw",
-                "dims": dims,
-                "distance_metric": "cosine",
-                "datatype": "float32",
-                "m": hnsw_m,
-                "ef_construction": hnsw_ef_construction,
-                "ef_runtime": hnsw_ef_runtime,
-            },
-        }
-    )
+    hnsw = {
+        "algorithm": "hnsw",
+        "distance_metric": "cosine",
+        "datatype": "float32",
+        "m": hnsw_m,
+        "ef_construction": hnsw_ef_construction,
+        "ef_runtime": hnsw_ef_runtime,
+    }
+    vectors = [(vector_field_name(generation), dims)]
+    if context_dims > 0:
+        vectors.append((CONTEXT_FIELD, context_dims))
+    for name, size in vectors:
+        fields.append({"name": name, "type": "vector", "attrs": {**hnsw, "dims": size}})
     return IndexSchema.from_dict(
         {
             "index": {

@@ -141,3 +141,15 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 """
+
+# Store a memory's contextual vector (pipeline.refine). Skipped (0) when the
+# memory is gone or its content is not the text that was embedded; refused
+# (-1) when the index now records another contextual model (a reindex
+# switched it), so a stale refiner never writes vectors of the wrong model.
+# KEYS: doc, index meta. ARGV: content, field, vector, model.
+REFINE = """
+if redis.call('HGET', KEYS[2], 'context_model') ~= ARGV[4] then return -1 end
+if redis.call('HGET', KEYS[1], 'content') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3], 'refine', 'done')
+return 1
+"""

@@ -13,6 +13,7 @@ Hits are counted in ``Keys.access_log`` (one ``HINCRBY`` per hit, pipelined);
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -41,6 +42,7 @@ from hindsight_redis.query import (
     tag_clause,
     top,
 )
+from hindsight_redis.schema import CONTEXT_FIELD
 from hindsight_redis.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -139,20 +141,31 @@ async def _segment(redis: Redis, alias: str, query: str) -> dict[str, list[str]]
     return segmented
 
 
-def _vector_command(info: IndexInfo, filter_expr: str, vector: bytes, k: int, ef: int) -> list[Any]:
+def _vector_command(
+    info: IndexInfo,
+    filter_expr: str,
+    vector: bytes,
+    k: int,
+    ef: int,
+    *,
+    field: str | None = None,
+    also: Sequence[str] = (),
+) -> list[Any]:
+    """KNN on ``field`` (default: the static vector), returning ``also`` too."""
     scope = "*" if filter_expr == "*" else f"({filter_expr})"
-    knn = f"{scope}=>[KNN $K @{info.vector_field} $BLOB EF_RUNTIME $EF AS {_DIST}]"
+    knn = f"{scope}=>[KNN $K @{field or info.vector_field} $BLOB EF_RUNTIME $EF AS {_DIST}]"
+    fields = [*LEG_FIELDS, *also, _DIST]
     return [
         "FT.SEARCH", info.alias, knn,
         "PARAMS", "6", "K", str(k), "BLOB", vector, "EF", str(max(ef, k)),
         "SORTBY", _DIST, "ASC", "LIMIT", "0", str(k),
-        "RETURN", str(len(LEG_FIELDS) + 1), *LEG_FIELDS, _DIST,
+        "RETURN", str(len(fields)), *fields,
         "DIALECT", "2",
     ]  # fmt: skip
 
 
-def _keyword_command(info: IndexInfo, query: str, k: int, need_vectors: bool) -> list[Any]:
-    fields = [*LEG_FIELDS, info.vector_field] if need_vectors else list(LEG_FIELDS)
+def _keyword_command(info: IndexInfo, query: str, k: int, also: Sequence[str]) -> list[Any]:
+    fields = [*LEG_FIELDS, *also]
     return [
         "FT.SEARCH", info.alias, query, "SCORER", SCORER, "WITHSCORES",
         "LIMIT", "0", str(k), "RETURN", str(len(fields)), *fields, "DIALECT", "2",
@@ -160,7 +173,12 @@ def _keyword_command(info: IndexInfo, query: str, k: int, need_vectors: bool) ->
 
 
 def _hit(
-    keys: Keys, row: _Row, vector: float | None, keyword: float | None, fused: float
+    keys: Keys,
+    row: _Row,
+    vector: float | None,
+    keyword: float | None,
+    fused: float,
+    contextual: float | None = None,
 ) -> SearchHit:
     f = row.fields
     status = text(f.get("status")) or "active"
@@ -177,8 +195,18 @@ def _hit(
         vector=vector,
         keyword=keyword,
         fused=fused,
+        contextual=contextual,
         status=status,  # type: ignore[arg-type]
     )
+
+
+@dataclass(slots=True)
+class _Legs:
+    """What the legs of one search returned."""
+
+    vector: list[_Row]
+    keyword: list[_Row]
+    contextual: list[_Row]
 
 
 async def search_memories(
@@ -195,11 +223,16 @@ async def search_memories(
     fusion: Fusion | None = None,
     candidates: int | None = None,
     record_access: bool = True,
+    contextual: Embedder | None = None,
 ) -> list[SearchHit]:
-    """Search the namespace; hits best first, each with its vector, keyword and fused scores.
+    """Search the namespace; hits best first, each with its scores.
 
     ``fusion`` defaults to ``settings.hybrid_fusion``; ``candidates``, the
     depth of each leg, to ``max(settings.search_candidates, 4 * top_k)``.
+    With ``contextual`` (the index's contextual embedder), hybrid searches
+    add a third leg, KNN on the contextual vectors (``pipeline.refine``); its
+    query embedding runs in a thread while the first two legs run on the
+    server. Queries with Chinese text skip it (the model is English only).
     Raises ``InvalidMemory`` for bad arguments and ``EmbeddingMismatch`` when
     the embedder differs from the index's.
     """
@@ -212,31 +245,50 @@ async def search_memories(
         filter_expr = build_filter(keys.namespace, filters)
     except ValueError as e:
         raise InvalidMemory(str(e)) from e
-    qvec: np.ndarray | None = None
-    if mode != "keyword":
-        qvec = np.asarray((await embedder.embed([query]))[0], dtype=np.float32)
-    terms: list[str] = []
-    if mode != "vector":
-        try:
-            segmented = await _segment(redis, index_info.alias, query) if han_runs(query) else None
-        except RedisError as e:
-            raise RedisUnavailable(f"search failed: {e}") from e
-        terms = keyword_terms(query, segmented)
-    # Default filters (active, shared) match nearly everything: post-filter
-    # them, and pre-filter only when that leaves too few hits.
-    pre = is_selective(filters)
-    while True:
-        vec_rows, kw_rows = await _legs(
-            redis, keys, settings, index_info, qvec, terms, filter_expr if pre else None, depth
-        )
-        full = len(vec_rows) >= depth or len(kw_rows) >= depth
-        vec_rows = [r for r in vec_rows if _visible(r, keys, filters)]
-        kw_rows = [r for r in kw_rows if _visible(r, keys, filters)]
-        if pre or not full or len({r.doc_id for r in (*vec_rows, *kw_rows)}) >= top_k:
-            break
-        pre = True
+    ctx_task: asyncio.Task[Any] | None = None
+    if (
+        contextual is not None
+        and mode == "hybrid"
+        and index_info.has_context
+        and contextual.model_id == index_info.context_model
+        and not han_runs(query)
+    ):
+        ctx_task = asyncio.create_task(contextual.embed([query]))
+    try:
+        qvec: np.ndarray | None = None
+        if mode != "keyword":
+            qvec = np.asarray((await embedder.embed([query]))[0], dtype=np.float32)
+        terms: list[str] = []
+        if mode != "vector":
+            try:
+                segmented = (
+                    await _segment(redis, index_info.alias, query) if han_runs(query) else None
+                )
+            except RedisError as e:
+                raise RedisUnavailable(f"search failed: {e}") from e
+            terms = keyword_terms(query, segmented)
+        # Default filters (active, shared) match nearly everything: post-filter
+        # them, and pre-filter only when that leaves too few hits.
+        pre = is_selective(filters)
+        while True:
+            legs = await _legs(
+                redis, keys, settings, index_info, qvec, terms,
+                filter_expr if pre else None, depth, ctx_task,
+            )  # fmt: skip
+            full = any(len(rows) >= depth for rows in (legs.vector, legs.keyword))
+            legs.vector[:] = [r for r in legs.vector if _visible(r, keys, filters)]
+            legs.keyword[:] = [r for r in legs.keyword if _visible(r, keys, filters)]
+            legs.contextual[:] = [r for r in legs.contextual if _visible(r, keys, filters)]
+            everything = (*legs.vector, *legs.keyword, *legs.contextual)
+            if pre or not full or len({r.doc_id for r in everything}) >= top_k:
+                break
+            pre = True
+        ctx_qvec = None if ctx_task is None else np.asarray(ctx_task.result()[0], np.float32)
+    finally:
+        if ctx_task is not None and not ctx_task.done():
+            ctx_task.cancel()
     fusion = fusion or settings.hybrid_fusion
-    hits = _fuse(keys, settings, index_info, qvec, vec_rows, kw_rows, top_k, mode, fusion, depth)
+    hits = _fuse(keys, settings, index_info, qvec, ctx_qvec, legs, top_k, mode, fusion, depth)
     return await _with_fields(redis, keys, hits, record_access=record_access)
 
 
@@ -250,39 +302,8 @@ def _visible(row: _Row, keys: Keys, filters: SearchFilters) -> bool:
     return bool(filters.agent_id) or text(f.get("visibility")) in ("shared", "")
 
 
-async def _legs(
-    redis: Redis,
-    keys: Keys,
-    settings: Settings,
-    info: IndexInfo,
-    qvec: np.ndarray | None,
-    terms: Sequence[str],
-    filter_expr: str | None,
-    depth: int,
-) -> tuple[list[_Row], list[_Row]]:
-    """Run the vector and keyword legs in one pipelined round trip."""
-    kw_query = keyword_query(terms, filter_expr)
-    try:
-        async with redis.pipeline(transaction=False) as pipe:
-            pipe.hget(keys.index_meta, "generation")
-            if qvec is not None:
-                cmd = _vector_command(
-                    info, filter_expr or "*", qvec.tobytes(), depth, settings.hnsw_ef_runtime
-                )
-                pipe.execute_command(*cmd, **_NEVER_DECODE)
-            if kw_query is not None:
-                cmd = _keyword_command(info, kw_query, depth, qvec is not None)
-                pipe.execute_command(*cmd, **_NEVER_DECODE)
-            replies = await pipe.execute(raise_on_error=False)
-    except RedisError as e:
-        raise RedisUnavailable(f"search failed: {e}") from e
-    generation = text(replies[0])
-    if generation and int(generation) != info.generation:
-        raise EmbeddingMismatch(
-            f"index {info.alias} was rebuilt (generation {generation}, this "
-            f"client has {info.generation}); call MemoryIndex.ensure() again"
-        )
-    for reply in replies[1:]:
+def _check_replies(info: IndexInfo, replies: Sequence[Any]) -> None:
+    for reply in replies:
         if isinstance(reply, ResponseError):
             if info.vector_field in str(reply):
                 raise EmbeddingMismatch(
@@ -292,13 +313,78 @@ async def _legs(
             raise InvalidMemory(f"search failed: {reply}") from reply
         if isinstance(reply, Exception):
             raise RedisUnavailable(f"search failed: {reply}") from reply
-    vec_rows: list[_Row] = []
-    kw_rows: list[_Row] = []
+
+
+async def _legs(
+    redis: Redis,
+    keys: Keys,
+    settings: Settings,
+    info: IndexInfo,
+    qvec: np.ndarray | None,
+    terms: Sequence[str],
+    filter_expr: str | None,
+    depth: int,
+    ctx_task: asyncio.Task[Any] | None,
+) -> _Legs:
+    """The vector and keyword legs in one pipelined round trip, then the contextual leg.
+
+    The legs return the vectors of their candidates (static and contextual),
+    so every candidate gets each cosine, whichever leg found it.
+    """
+    kw_query = keyword_query(terms, filter_expr)
+    ctx = (CONTEXT_FIELD,) if ctx_task is not None else ()
+    try:
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.hget(keys.index_meta, "generation")
+            if qvec is not None:
+                cmd = _vector_command(
+                    info, filter_expr or "*", qvec.tobytes(), depth, settings.hnsw_ef_runtime,
+                    also=ctx,
+                )  # fmt: skip
+                pipe.execute_command(*cmd, **_NEVER_DECODE)
+            if kw_query is not None:
+                also = (info.vector_field, *ctx) if qvec is not None else ()
+                cmd = _keyword_command(info, kw_query, depth, also)
+                pipe.execute_command(*cmd, **_NEVER_DECODE)
+            replies = await pipe.execute(raise_on_error=False)
+        ctx_reply = None
+        if ctx_task is not None:
+            ctx_qvec = np.asarray((await ctx_task)[0], dtype=np.float32)
+            cmd = _vector_command(
+                info, filter_expr or "*", ctx_qvec.tobytes(), depth, settings.hnsw_ef_runtime,
+                field=CONTEXT_FIELD, also=(info.vector_field,),
+            )  # fmt: skip
+            try:
+                ctx_reply = await redis.execute_command(*cmd, **_NEVER_DECODE)  # type: ignore[no-untyped-call]
+            except ResponseError as e:  # the alias moved to an index without the field
+                raise EmbeddingMismatch(
+                    f"index {info.alias} no longer has field {CONTEXT_FIELD} "
+                    f"(rebuilt: {e}); call MemoryIndex.ensure() again"
+                ) from e
+    except RedisError as e:
+        raise RedisUnavailable(f"search failed: {e}") from e
+    generation = text(replies[0])
+    if generation and int(generation) != info.generation:
+        raise EmbeddingMismatch(
+            f"index {info.alias} was rebuilt (generation {generation}, this "
+            f"client has {info.generation}); call MemoryIndex.ensure() again"
+        )
+    _check_replies(info, replies[1:])
+    legs = _Legs([], [], [])
     if qvec is not None:
-        vec_rows = parse_search_reply(replies[1], with_scores=False)
+        legs.vector = parse_search_reply(replies[1], with_scores=False)
     if kw_query is not None:
-        kw_rows = parse_search_reply(replies[-1], with_scores=True)
-    return vec_rows, kw_rows
+        legs.keyword = parse_search_reply(replies[-1], with_scores=True)
+    if ctx_reply is not None:
+        legs.contextual = parse_search_reply(ctx_reply, with_scores=False)
+    return legs
+
+
+def _cosine(raw: Any, qvec: np.ndarray | None) -> float | None:
+    """Cosine of a returned vector field with the (unit) query vector."""
+    if qvec is None or not isinstance(raw, bytes) or len(raw) != 4 * len(qvec):
+        return None
+    return float(np.frombuffer(raw, dtype=np.float32) @ qvec)
 
 
 def _fuse(
@@ -306,8 +392,8 @@ def _fuse(
     settings: Settings,
     info: IndexInfo,
     qvec: np.ndarray | None,
-    vec_rows: Sequence[_Row],
-    kw_rows: Sequence[_Row],
+    ctx_qvec: np.ndarray | None,
+    legs: _Legs,
     top_k: int,
     mode: str,
     fusion: Fusion,
@@ -315,34 +401,49 @@ def _fuse(
 ) -> list[SearchHit]:
     rows: dict[str, _Row] = {}
     cosine: dict[str, float] = {}
-    for row in vec_rows:
+    context: dict[str, float] = {}
+    for row in legs.vector:
         rows[row.doc_id] = row
         cosine[row.doc_id] = 1.0 - float(text(row.fields.get(_DIST)) or 1.0)
+    for row in legs.contextual:
+        rows.setdefault(row.doc_id, row)
+        context[row.doc_id] = 1.0 - float(text(row.fields.get(_DIST)) or 1.0)
     bm25: dict[str, float] = {}
-    for row in kw_rows:
+    for row in legs.keyword:
         if not row.score or row.score <= 0.0:
             continue  # matched a stem only: selected by the query, but scored 0
         rows.setdefault(row.doc_id, row)
         bm25[row.doc_id] = row.score
-        raw = row.fields.get(info.vector_field)
-        if (
-            qvec is not None
-            and row.doc_id not in cosine
-            and isinstance(raw, bytes)
-            and len(raw) == 4 * info.dims
-        ):
-            cosine[row.doc_id] = float(np.frombuffer(raw, dtype=np.float32) @ qvec)
+    # Each candidate's cosines from the vectors its leg returned.
+    for doc_id, row in rows.items():
+        if doc_id not in cosine:
+            value = _cosine(row.fields.get(info.vector_field), qvec)
+            if value is not None:
+                cosine[doc_id] = value
+        if doc_id not in context:
+            value = _cosine(row.fields.get(CONTEXT_FIELD), ctx_qvec)
+            if value is not None:
+                context[doc_id] = value
     if mode == "vector":
         fused = dict(cosine)
     elif mode == "keyword":
         fused = dict(bm25)
     elif fusion == "rrf":
-        fused = rrf([top(cosine, len(cosine)), top(bm25, len(bm25))])
+        rankings = [top(cosine, len(cosine)), top(bm25, len(bm25))]
+        fused = rrf([*rankings, top(context, len(context))] if context else rankings)
     else:
         fused = linear_blend(
-            cosine, bm25, alpha=settings.hybrid_alpha, keyword_complete=len(kw_rows) < depth
+            cosine,
+            bm25,
+            alpha=settings.hybrid_alpha,
+            keyword_complete=len(legs.keyword) < depth,
+            contextual=context or None,
+            contextual_weight=settings.hybrid_contextual_weight,
         )
-    return [_hit(keys, rows[d], cosine.get(d), bm25.get(d), fused[d]) for d in top(fused, top_k)]
+    return [
+        _hit(keys, rows[d], cosine.get(d), bm25.get(d), fused[d], context.get(d))
+        for d in top(fused, top_k)
+    ]
 
 
 async def _with_fields(
@@ -367,7 +468,7 @@ async def _with_fields(
         if values[0] is None:
             continue  # deleted between the query and now
         row = _Row(keys.doc(hit.id), None, dict(zip(HIT_FIELDS, values, strict=True)))
-        out.append(_hit(keys, row, hit.vector, hit.keyword, hit.fused))
+        out.append(_hit(keys, row, hit.vector, hit.keyword, hit.fused, hit.contextual))
     return out
 
 
@@ -403,6 +504,6 @@ async def list_conflicts(
         raise RedisUnavailable(f"could not list conflicts: {e}") from e
     records = []
     for row in parse_search_reply(reply, with_scores=False):
-        fields = {k: v for k, v in row.fields.items() if not k.startswith("vec_g")}
+        fields = {k: v for k, v in row.fields.items() if not k.startswith(("vec_g", "ctx_"))}
         records.append(record_from_doc(row.doc_id.removeprefix(keys.doc_prefix), fields))
     return records

@@ -9,7 +9,7 @@ import redis.asyncio as aioredis
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryRecord, SearchFilters, SearchHit
-from hindsight_redis.pipeline.assembly import embedder_from_settings
+from hindsight_redis.pipeline.assembly import contextual_from_settings, embedder_from_settings
 from hindsight_redis.providers.embedders import CachedEmbedder, Embedder
 from hindsight_redis.search import list_conflicts, search_memories
 from hindsight_redis.settings import Settings
@@ -24,13 +24,16 @@ class SearchService:
     settings: Settings
     embedder: Embedder
     info: IndexInfo
+    contextual: Embedder | None = None
 
     @classmethod
     async def open(cls, redis: aioredis.Redis, keys: Keys, settings: Settings) -> SearchService:
         """Ensure the index exists and matches the configured embedder."""
         embedder = CachedEmbedder(embedder_from_settings(settings))
-        info = await MemoryIndex(redis, keys, settings).ensure(embedder)
-        return cls(redis, keys, settings, embedder, info)
+        ctx = contextual_from_settings(settings)
+        contextual = CachedEmbedder(ctx) if ctx is not None else None
+        info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
+        return cls(redis, keys, settings, embedder, info, contextual)
 
     async def search(
         self, query: str, *, top_k: int, mode: str, filters: SearchFilters
@@ -46,6 +49,7 @@ class SearchService:
             top_k=top_k,
             mode=mode,
             filters=filters,
+            contextual=self.contextual,
         )
 
     async def conflicts(self, limit: int = 100) -> list[MemoryRecord]:

@@ -105,6 +105,12 @@ class Settings(BaseSettings):
     embedding_api_base: str | None = None
     embedding_api_key: SecretStr | None = None
     embedding_batch_size: int = Field(256, gt=0)
+    contextual_embedder: str = Field(
+        "minilm",
+        description='Second, contextual vector added in the background: "minilm" or "none".',
+    )
+    contextual_threads: int = Field(1, gt=0, le=64, description="onnxruntime threads per process.")
+    refine_batch_size: int = Field(16, gt=0, description="Memories per background refine step.")
 
     # Index and search
     hnsw_m: int = Field(16, gt=0)
@@ -112,6 +118,12 @@ class Settings(BaseSettings):
     hnsw_ef_runtime: int = Field(64, gt=0)
     hybrid_alpha: float = Field(
         0.35, ge=0.0, le=1.0, description="Weight of the scaled vector score in linear fusion."
+    )
+    hybrid_contextual_weight: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Weight of the contextual cosine in hybrid search; the rest is split by alpha.",
     )
     hybrid_fusion: Literal["linear", "rrf"] = Field(
         "linear", description="Hybrid fusion: linear blend or reciprocal rank fusion."

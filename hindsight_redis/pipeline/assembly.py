@@ -15,6 +15,7 @@ import redis.asyncio as aioredis
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Stage
 from hindsight_redis.pipeline.dedup import ConflictJudge
+from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.providers.embedders import Embedder, make_embedder
 from hindsight_redis.settings import Settings
 
@@ -29,6 +30,7 @@ class BuiltPipeline:
     generation: int
     maintenance: Callable[[], Awaitable[object]] | None = None
     ensure_index: Callable[[], Awaitable[object]] | None = None
+    refiner: Refiner | None = None
 
 
 def judge_from_settings(settings: Settings) -> ConflictJudge:
@@ -53,6 +55,19 @@ def embedder_from_settings(settings: Settings) -> Embedder:
     return make_embedder(settings.embedder, **options)
 
 
+def contextual_from_settings(settings: Settings) -> Embedder | None:
+    """The contextual embedder of ``settings.contextual_embedder``; None for ``"none"``."""
+    name = settings.contextual_embedder
+    if name == "none":
+        return None
+    options: dict[str, object] = {}
+    if name == "minilm":
+        options["threads"] = settings.contextual_threads
+    else:  # any other embedder name works as the contextual one (e.g. litellm:<model>)
+        return embedder_from_settings(settings.model_copy(update={"embedder": name}))
+    return make_embedder(name, **options)
+
+
 async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) -> BuiltPipeline:
     """Stages for ``settings``, with the index ensured for their embedder."""
     from hindsight_redis.index import MemoryIndex
@@ -62,8 +77,12 @@ async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) 
     from hindsight_redis.search import flush_access_log
 
     embedder = embedder_from_settings(settings)
+    contextual = contextual_from_settings(settings)
     index = MemoryIndex(redis, keys, settings)
-    info = await index.ensure(embedder)
+    info = await index.ensure(embedder, contextual)
+    refiner = None
+    if contextual is not None and info.context_model == contextual.model_id:
+        refiner = Refiner(redis, keys, contextual, batch_size=settings.refine_batch_size)
     stages: list[Stage] = [
         *build_filter_stages(settings),
         EmbedStage(embedder),
@@ -80,5 +99,6 @@ async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) 
         embedding_model=info.model_id,
         generation=info.generation,
         maintenance=maintenance,
-        ensure_index=lambda: index.ensure(embedder),
+        ensure_index=lambda: index.ensure(embedder, contextual),
+        refiner=refiner,
     )

@@ -33,6 +33,7 @@ from hindsight_redis.errors import HindsightError, IndexMoved, PoisonMessage, Re
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate, Stage
 from hindsight_redis.pipeline.commit import Committer
+from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ class WorkerReport:
     already: int = 0
     failed: int = 0
     dead_lettered: int = 0
+    refined: int = 0
 
 
 class Worker:
@@ -83,6 +85,7 @@ class Worker:
         self.report = WorkerReport()
         self._maintenance: Callable[[], Awaitable[object]] | None = None
         self._ensure_index: Callable[[], Awaitable[object]] | None = None
+        self._refiner: Refiner | None = None
         self._own_pending_first = False
 
     def run(self, burst: bool = False, *, install_signal_handlers: bool = False) -> WorkerReport:
@@ -134,6 +137,7 @@ class Worker:
         stages = [*stages, *self._extra_stages]
         self._maintenance = built.maintenance
         self._ensure_index = built.ensure_index
+        self._refiner = built.refiner
         return committer, stages
 
     async def _ensure_group(self, redis: aioredis.Redis) -> None:
@@ -151,12 +155,14 @@ class Worker:
             min(self.settings.worker_block_ms, 100) if burst else self.settings.worker_block_ms
         )
         outage_s = 0.0
+        refining = False
         while not self._stopping.is_set():
             try:
                 entries = await self._reclaim(redis, committer)
                 room = self.settings.worker_batch_size - len(entries)
                 if room > 0:
-                    block = None if entries else block_ms
+                    # While refining, only peek at the stream between refine steps.
+                    block = None if entries or refining else block_ms
                     entries += await self._read_new(redis, room, block=block)
                 if entries:
                     try:
@@ -168,8 +174,11 @@ class Worker:
                         log.warning("%s; reloading the pipeline", e)
                         committer, stages = await self._assemble(redis)
                     self.report.batches += 1
-                elif burst and await self._drained(redis):
-                    break
+                    refining = False
+                else:
+                    refining = await self._refine() > 0
+                    if not refining and burst and await self._drained(redis):
+                        break
                 if time.monotonic() - last_maintenance > _MAINTENANCE_EVERY_S:
                     last_maintenance = time.monotonic()
                     await self._maintain(redis)
@@ -365,6 +374,25 @@ class Worker:
                 continue
             ready.append(candidate)
         return ready
+
+    async def _refine(self) -> int:
+        """One background refine step while the stream is idle; 0 when nothing is pending.
+
+        A refiner that fails for any reason but Redis being down is switched
+        off for this run (logged): it must never hold up the stream.
+        """
+        if self._refiner is None:
+            return 0
+        try:
+            done = await self._refiner.refine_once()
+        except _REDIS_DOWN:
+            raise
+        except Exception:
+            log.exception("contextual refiner failed; continuing without it")
+            self._refiner = None
+            return 0
+        self.report.refined += done
+        return done
 
     async def _drained(self, redis: aioredis.Redis) -> bool:
         """True when every entry was delivered and acknowledged."""

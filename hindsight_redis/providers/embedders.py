@@ -304,7 +304,8 @@ class CachedEmbedder:
 
 
 def make_embedder(name: str, **options: Any) -> Embedder:
-    """Build an embedder by name: ``"hash"``, ``"local"`` (the default) or ``"litellm:<model>"``.
+    """Build an embedder by name: ``"hash"``, ``"local"`` (the default), ``"minilm"``
+    (contextual, ``providers.contextual``) or ``"litellm:<model>"``.
 
     ``options`` go to the embedder's constructor. Unknown names raise
     ``ConfigError`` (a ``ValueError``).
@@ -314,6 +315,10 @@ def make_embedder(name: str, **options: Any) -> Embedder:
         return HashEmbedder(**options)
     if kind == "local" and not model:
         return LocalEmbedder(**options)
+    if kind == "minilm" and not model:
+        from hindsight_redis.providers.contextual import MiniLMEmbedder
+
+        return MiniLMEmbedder(**options)
     if kind == "litellm":
         if not model:
             raise ConfigError(
@@ -321,4 +326,6 @@ def make_embedder(name: str, **options: Any) -> Embedder:
                 "e.g. 'litellm:text-embedding-3-small'"
             )
         return LiteLLMEmbedder(model, **options)
-    raise ConfigError(f"unknown embedder {name!r}: expected 'hash', 'local' or 'litellm:<model>'")
+    raise ConfigError(
+        f"unknown embedder {name!r}: expected 'hash', 'local', 'minilm' or 'litellm:<model>'"
+    )

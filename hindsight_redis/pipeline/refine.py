@@ -1,0 +1,101 @@
+"""Refiners: add the contextual vector to memories already indexed.
+
+The write path embeds with the fast static model, so a memory is searchable
+within milliseconds. The contextual model (``providers.contextual``) is a
+hundred times slower; workers run it when the stream is idle, over memories
+whose ``refine`` tag is still ``pending``:
+
+1. find up to a few batches of pending memories (one ``FT.SEARCH``);
+2. claim each with ``SET NX PX`` (several workers never embed the same
+   memory; a claim expires on its own, so a crashed refiner loses nothing);
+3. embed the claimed texts;
+4. store each vector with the ``REFINE`` script, which skips memories deleted
+   or changed since, and refuses when a reindex switched the contextual model.
+
+Nothing is lost if a refiner dies at any step: the memory stays ``pending``
+and searchable, only without the contextual signal, until a refiner returns.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import redis.asyncio as aioredis
+
+from hindsight_redis import scripts
+from hindsight_redis.codec import as_text
+from hindsight_redis.errors import EmbeddingMismatch
+from hindsight_redis.keys import Keys
+from hindsight_redis.providers.vectors import Embedder
+from hindsight_redis.query import tag_clause
+from hindsight_redis.schema import CONTEXT_FIELD, TEXT_FIELD
+
+log = logging.getLogger(__name__)
+
+_CLAIM_MS = 60_000
+_NEVER_DECODE = {"NEVER_DECODE": True}
+
+
+class Refiner:
+    """Fills in the contextual vectors of one namespace, a batch per call."""
+
+    def __init__(
+        self, redis: aioredis.Redis, keys: Keys, embedder: Embedder, *, batch_size: int = 16
+    ) -> None:
+        self.redis = redis
+        self.keys = keys
+        self.embedder = embedder
+        self.batch_size = batch_size
+        self._script = redis.register_script(scripts.REFINE)
+
+    async def pending(self, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` (key, content) of memories still without a contextual vector."""
+        query = f"{tag_clause('namespace', self.keys.namespace)} {tag_clause('refine', 'pending')}"
+        reply = await self.redis.execute_command(  # type: ignore[no-untyped-call]
+            "FT.SEARCH", self.keys.index_alias, query, "RETURN", "1", TEXT_FIELD,
+            "LIMIT", "0", str(limit), "DIALECT", "2", **_NEVER_DECODE,
+        )  # fmt: skip
+        from hindsight_redis.search import parse_search_reply
+
+        rows = parse_search_reply(reply, with_scores=False)
+        return [(r.doc_id, as_text(r.fields.get(TEXT_FIELD))) for r in rows]
+
+    async def _claim(self, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key, _ in found:
+                memory_id = key.removeprefix(self.keys.doc_prefix)
+                pipe.set(self.keys.refine_claim(memory_id), "1", nx=True, px=_CLAIM_MS)
+            won = await pipe.execute()
+        return [item for item, ok in zip(found, won, strict=True) if ok][: self.batch_size]
+
+    async def refine_once(self) -> int:
+        """Refine one batch; returns how many memories got their vector (0: none pending).
+
+        Raises ``EmbeddingMismatch`` when the index records another
+        contextual model than this refiner's (after a reindex).
+        """
+        found = await self.pending(4 * self.batch_size)
+        if not found:
+            return 0
+        claimed = await self._claim(found)
+        if not claimed:
+            return 0
+        vectors = await self.embedder.embed([content for _, content in claimed])
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for (key, content), vector in zip(claimed, vectors, strict=True):
+                data = np.asarray(vector, dtype=np.float32).tobytes()
+                args: list[str | bytes] = [content, CONTEXT_FIELD, data, self.embedder.model_id]
+                await self._script(keys=[key, self.keys.index_meta], args=args, client=pipe)
+            for key, _ in claimed:
+                pipe.delete(self.keys.refine_claim(key.removeprefix(self.keys.doc_prefix)))
+            results = await pipe.execute()
+        if any(int(r) == -1 for r in results[: len(claimed)]):
+            raise EmbeddingMismatch(
+                f"index {self.keys.index_alias} no longer records contextual model "
+                f"{self.embedder.model_id!r} (reindexed); restart the worker with the "
+                "configured contextual_embedder"
+            )
+        done = sum(1 for r in results[: len(claimed)] if int(r) == 1)
+        log.debug("refined %d memories", done)
+        return done

