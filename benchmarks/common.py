@@ -59,12 +59,20 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def queue_memory(
-    pipe: Any, keys: Any, info: Any, model_id: str, event: Any, vector: Any, now: float
+    pipe: Any,
+    keys: Any,
+    info: Any,
+    model_id: str,
+    event: Any,
+    vector: Any,
+    now: float,
+    context_vector: Any = None,
 ) -> None:
     """Queue the HSET of one memory document on ``pipe``, bypassing the worker.
 
     For benchmarks that index synthetic data fast; the figures that count go
-    through the public write path.
+    through the public write path. ``context_vector`` fills the contextual
+    field as a refiner would.
     """
     from hindsight_redis.codec import doc_from_candidate
     from hindsight_redis.pipeline.base import Candidate
@@ -76,4 +84,9 @@ def queue_memory(
         embedding_model=model_id,
         now=now,
     )
+    if context_vector is not None:
+        from hindsight_redis.schema import CONTEXT_FIELD
+
+        doc[CONTEXT_FIELD] = context_vector.astype("float32").tobytes()
+        doc["refine"] = "done"
     pipe.hset(keys.doc(event.event_id), mapping=doc)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -118,6 +119,10 @@ async def end_to_end(url: str, texts: list[str], embedder: str, workers: int) ->
                 break
             await asyncio.sleep(0.01)
         elapsed = time.perf_counter() - (t0 or 0)
+        # The stream is drained; the workers are now adding contextual vectors
+        # in the background (minutes for 20,000 memories): stop them.
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
         for proc in procs:
             proc.wait()
         rate = (len(texts) - (p0 or 0)) / elapsed

@@ -14,6 +14,7 @@ questions, for all conversations and for the held-out ones (3-4; parameters
 were chosen on 0-2).
 
 Run:  python benchmarks/locomo_recall.py [--embedder local] [--alpha 0.5]
+      [--contextual none] [--contextual-weight 0.4]
       [--direct]   (--direct: index every turn without the worker, for
                     fast iteration; recorded figures use the public path)
 """
@@ -37,7 +38,8 @@ from hindsight_redis import AsyncMemoryClient, Settings, Worker
 from hindsight_redis.index import MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent
-from hindsight_redis.pipeline.assembly import embedder_from_settings
+from hindsight_redis.pipeline.assembly import contextual_from_settings, embedder_from_settings
+from hindsight_redis.pipeline.refine import Refiner
 
 from common import embedded_redis, locomo_path, queue_memory
 
@@ -83,9 +85,10 @@ async def ingest_direct(settings: Settings, turns: list[Turn]) -> dict[str, int]
     """Index every turn without the worker (no filters): for fast iteration only."""
     keys = Keys(settings.key_prefix, settings.namespace)
     embedder = embedder_from_settings(settings)
+    contextual = contextual_from_settings(settings)
     redis = Redis.from_url(settings.redis_url or "")
     try:
-        info = await MemoryIndex(redis, keys, settings).ensure(embedder)
+        info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
         now = time.time()
         for start in range(0, len(turns), 256):
             chunk = turns[start : start + 256]
@@ -100,6 +103,10 @@ async def ingest_direct(settings: Settings, turns: list[Turn]) -> dict[str, int]
                     queue_memory(pipe, keys, info, embedder.model_id, event, vec, now)
                 await pipe.execute()
         await MemoryIndex(redis, keys, settings).wait_indexed(info.name)
+        if contextual is not None:  # what the workers' refiners would do
+            refiner = Refiner(redis, keys, contextual, batch_size=256)
+            while await refiner.refine_once():
+                pass
     finally:
         await redis.aclose()
     return {"indexed": len(turns), "merged": 0, "dropped": 0}
@@ -112,6 +119,7 @@ async def run(args: argparse.Namespace, url: str) -> dict[str, dict[str, float]]
         redis_url=url, key_prefix=f"bench{uuid.uuid4().hex[:6]}", namespace="locomo",
         profile="ephemeral", embedder=args.embedder, hybrid_alpha=args.alpha,
         hybrid_fusion=args.fusion, search_candidates=args.candidates,
+        contextual_embedder=args.contextual, hybrid_contextual_weight=args.contextual_weight,
         max_backlog=1_000_000,
     )  # fmt: skip
     turns = load_turns(data)
@@ -165,6 +173,10 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=Settings().hybrid_alpha)
     parser.add_argument("--fusion", default=Settings().hybrid_fusion, choices=["linear", "rrf"])
     parser.add_argument("--candidates", type=int, default=Settings().search_candidates)
+    parser.add_argument("--contextual", default=Settings().contextual_embedder)
+    parser.add_argument(
+        "--contextual-weight", type=float, default=Settings().hybrid_contextual_weight
+    )
     parser.add_argument("--direct", action="store_true", help="index without the worker")
     parser.add_argument(
         "--namespaces",

@@ -7,6 +7,13 @@ filters: namespace + active + shared + one agent's session-free pool) is
 timed beside a bare redisvl ``VectorQuery`` on the same index (same query
 embedding step), and p50/p99 and the ratio to the bare query are printed.
 
+Hybrid runs as a client runs it by default: with the contextual leg (MiniLM
+query embedding in a thread beside the first two legs, then a KNN on the
+contextual field). Embedding 100,000 texts with MiniLM takes 10-20 minutes
+here, so the corpus's contextual vectors are stand-ins: each memory's static
+vector zero-padded to 384 dims (same field, same HNSW, same sizes). The query
+side is the real model. ``--no-contextual`` times hybrid without the leg.
+
 Run:  python benchmarks/search_latency.py [--sizes 10000,100000] [--embedder local]
       [--queries 300] [--redis-url URL]
 """
@@ -26,6 +33,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import numpy as np
 from redis.asyncio import Redis
 from redisvl.index import AsyncSearchIndex
 from redisvl.query import VectorQuery
@@ -34,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent, SearchFilters
-from hindsight_redis.providers.embedders import Embedder, make_embedder
+from hindsight_redis.providers.embedders import CachedEmbedder, Embedder, make_embedder
 from hindsight_redis.schema import index_schema
 from hindsight_redis.search import search_memories
 from hindsight_redis.settings import Settings
@@ -107,7 +115,8 @@ async def ingest(
     n: int,
     make_text: Callable[[random.Random], str] = synth,
 ) -> None:
-    """Embed and HSET ``n`` synthetic memories in batches of 1,000."""
+    """Embed and HSET ``n`` synthetic memories in batches of 1,000 (with stand-in
+    contextual vectors when the index has the field)."""
     rng = random.Random(7)
     now = time.time()
     for start in range(0, n, 1000):
@@ -120,7 +129,11 @@ async def ingest(
                     event_id=memory_id, namespace=keys.namespace, content=content,
                     agent_id=rng.choice(NAMES), created_at=now - rng.random() * 86_400 * 90,
                 )  # fmt: skip
-                queue_memory(pipe, keys, info, embedder.model_id, event, vec, now)
+                ctx = None
+                if info.has_context:
+                    ctx = np.zeros(info.context_dims, dtype=np.float32)
+                    ctx[: min(len(vec), info.context_dims)] = vec[: info.context_dims]
+                queue_memory(pipe, keys, info, embedder.model_id, event, vec, now, ctx)
             await pipe.execute()
     while True:
         ft = await redis.ft(info.name).info()
@@ -151,14 +164,19 @@ def pct(values: list[float], p: float) -> float:
 
 
 async def run_size(
-    url: str, embedder: Embedder, n: int, n_queries: int, corpus: str = "templates"
+    url: str,
+    embedder: Embedder,
+    n: int,
+    n_queries: int,
+    corpus: str = "templates",
+    contextual: Embedder | None = None,
 ) -> list[tuple[str, float, float]]:
     """Rows (mode, p50, p99) at ``n`` memories."""
     settings = Settings(redis_url=url, key_prefix=f"lat{uuid.uuid4().hex[:6]}", namespace="bench")
     keys = Keys(settings.key_prefix, settings.namespace)
     redis = Redis.from_url(url)
     try:
-        info = await MemoryIndex(redis, keys, settings).ensure(embedder)
+        info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
         t0 = time.perf_counter()
         locomo = LocomoCorpus() if corpus == "locomo" else None
         await ingest(redis, keys, info, embedder, n, locomo.text if locomo else synth)
@@ -193,7 +211,7 @@ async def run_size(
             async def ours(q: str, mode: str = mode) -> object:
                 return await search_memories(
                     redis, keys, settings, embedder, info, q, top_k=5, mode=mode,
-                    filters=SearchFilters(), record_access=True,
+                    filters=SearchFilters(), record_access=True, contextual=contextual,
                 )  # fmt: skip
 
             times = await timed(ours, queries)
@@ -219,7 +237,13 @@ def main() -> None:
         help="templates: 7 patterns, every content word very common (worst case for BM25); "
         "locomo: sentences of LoCoMo turns and LoCoMo's questions (natural vocabulary)",
     )
+    parser.add_argument("--no-contextual", action="store_true", help="hybrid without MiniLM")
     args = parser.parse_args()
+    contextual = None
+    if not args.no_contextual:
+        settings = Settings()
+        contextual = CachedEmbedder(make_embedder("minilm", threads=settings.contextual_threads))
+        contextual.embed_sync(["probe"])  # load the model before timing
     try:
         embedder = make_embedder(args.embedder)
         embedder.embed_sync(["probe"])
@@ -229,7 +253,10 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
 
     async def all_sizes(url: str) -> dict[int, list[tuple[str, float, float]]]:
-        return {n: await run_size(url, embedder, n, args.queries, args.corpus) for n in sizes}
+        return {
+            n: await run_size(url, embedder, n, args.queries, args.corpus, contextual)
+            for n in sizes
+        }
 
     if args.redis_url:
         results = asyncio.run(all_sizes(args.redis_url))
@@ -243,7 +270,10 @@ def main() -> None:
                 results = asyncio.run(all_sizes(state.url))
             finally:
                 server.stop()
-    print(f"embedder {embedder.model_id}, corpus {args.corpus}")
+    print(
+        f"embedder {embedder.model_id}, contextual "
+        f"{contextual.model_id if contextual else 'none'}, corpus {args.corpus}"
+    )
     for n, rows in results.items():
         base = rows[0][1]
         print(

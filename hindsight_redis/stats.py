@@ -10,6 +10,7 @@ from redis.exceptions import ResponseError
 
 from hindsight_redis.codec import as_text
 from hindsight_redis.keys import Keys
+from hindsight_redis.query import escape_tag
 
 
 def _entry_ms(entry_id: str) -> int:
@@ -23,7 +24,9 @@ async def collect_stats(redis: aioredis.Redis, keys: Keys) -> dict[str, Any]:
     mapping reason -> count, plus ``total``), ``backlog`` (accepted writes not
     yet processed), ``pending`` (delivered, not acknowledged; per consumer in
     ``consumers``), ``undelivered``, ``dead_letters``, ``stream_length``,
-    ``index_lag_s`` (age of the oldest unprocessed entry) and ``counters``.
+    ``index_lag_s`` (age of the oldest unprocessed entry), ``refine_pending``
+    (memories still waiting for their contextual vector; None without an
+    index) and ``counters``.
     """
     pipe = redis.pipeline(transaction=False)
     pipe.hgetall(keys.stats)
@@ -52,8 +55,22 @@ async def collect_stats(redis: aioredis.Redis, keys: Keys) -> dict[str, Any]:
         "dead_letters": int(dead_letters),
         "stream_length": int(stream_length),
         "index_lag_s": 0.0 if oldest is None else max(time.time() - oldest / 1000, 0.0),
+        "refine_pending": await refine_pending(redis, keys),
         "counters": counters,
     }
+
+
+async def refine_pending(redis: aioredis.Redis, keys: Keys) -> int | None:
+    """Memories whose ``refine`` tag is still ``pending``; None when there is no index."""
+    query = f"@namespace:{{{escape_tag(keys.namespace)}}} @refine:{{pending}}"
+    try:
+        reply = await redis.execute_command(  # type: ignore[no-untyped-call]
+            "FT.SEARCH", keys.index_alias, query, "LIMIT", "0", "0", "DIALECT", "2"
+        )
+    except ResponseError:
+        return None  # no index yet (or one from before contextual vectors)
+    total = reply.get("total_results", 0) if isinstance(reply, dict) else reply[0]
+    return int(total)
 
 
 async def entries_added(redis: aioredis.Redis, keys: Keys) -> int:

@@ -231,13 +231,19 @@ class AsyncMemoryClient:
 
         Searches keep being served by the old index until the new one is
         complete; then the alias moves. Restart workers with the new embedder.
+        The new index gets the configured ``contextual_embedder``'s field (its
+        vectors are kept when the model is unchanged, else recomputed by the
+        workers' refiners).
         """
         from hindsight_redis.index import MemoryIndex
-        from hindsight_redis.pipeline.assembly import embedder_from_settings
+        from hindsight_redis.pipeline.assembly import (
+            contextual_from_settings,
+            embedder_from_settings,
+        )
 
         new_settings = self.settings.model_copy(update={"embedder": embedder})
         info = await MemoryIndex(await self.connect(), self.keys, new_settings).reindex(
-            embedder_from_settings(new_settings)
+            embedder_from_settings(new_settings), contextual_from_settings(new_settings)
         )
         self._search_state = None  # the next search re-opens against the new index
         return {
@@ -245,6 +251,7 @@ class AsyncMemoryClient:
             "generation": info.generation,
             "model": info.model_id,
             "dims": info.dims,
+            "contextual_model": info.context_model or None,
         }
 
     async def conflicts(self, limit: int = 100) -> list[MemoryRecord]:

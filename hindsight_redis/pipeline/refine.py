@@ -61,13 +61,19 @@ class Refiner:
         rows = parse_search_reply(reply, with_scores=False)
         return [(r.doc_id, as_text(r.fields.get(TEXT_FIELD))) for r in rows]
 
+    def _claim_key(self, doc_key: str) -> str:
+        return self.keys.refine_claim(doc_key.removeprefix(self.keys.doc_prefix))
+
     async def _claim(self, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Claim up to ``batch_size`` of ``found``; the surplus won is released at once."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for key, _ in found:
-                memory_id = key.removeprefix(self.keys.doc_prefix)
-                pipe.set(self.keys.refine_claim(memory_id), "1", nx=True, px=_CLAIM_MS)
-            won = await pipe.execute()
-        return [item for item, ok in zip(found, won, strict=True) if ok][: self.batch_size]
+                pipe.set(self._claim_key(key), "1", nx=True, px=_CLAIM_MS)
+            won = [item for item, ok in zip(found, await pipe.execute(), strict=True) if ok]
+        surplus = won[self.batch_size :]
+        if surplus:
+            await self.redis.delete(*(self._claim_key(key) for key, _ in surplus))
+        return won[: self.batch_size]
 
     async def refine_once(self) -> int:
         """Refine one batch; returns how many memories got their vector (0: none pending).
@@ -87,8 +93,7 @@ class Refiner:
                 data = np.asarray(vector, dtype=np.float32).tobytes()
                 args: list[str | bytes] = [content, CONTEXT_FIELD, data, self.embedder.model_id]
                 await self._script(keys=[key, self.keys.index_meta], args=args, client=pipe)
-            for key, _ in claimed:
-                pipe.delete(self.keys.refine_claim(key.removeprefix(self.keys.doc_prefix)))
+            pipe.delete(*(self._claim_key(key) for key, _ in claimed))
             results = await pipe.execute()
         if any(int(r) == -1 for r in results[: len(claimed)]):
             raise EmbeddingMismatch(
