@@ -27,6 +27,7 @@ from redis.commands.search.index_definition import IndexDefinition, IndexType
 from redis.exceptions import RedisError, ResponseError
 from redisvl.index import AsyncSearchIndex
 
+from hindsight_redis import scripts
 from hindsight_redis.codec import as_text
 from hindsight_redis.errors import EmbeddingMismatch, RedisUnavailable
 from hindsight_redis.keys import Keys
@@ -303,15 +304,18 @@ class MemoryIndex:
 
         Recorded first, so refiners still on the old model stop writing
         (their script checks the record); the memories become ``pending``
-        again and refiners on the new model fill them in.
+        again and refiners on the new model fill them in (``off`` when the new
+        index has no contextual field).
         """
         await self._redis.hset(self._keys.index_meta, mapping=_context_record(contextual))
+        update = self._redis.register_script(scripts.UPDATE_EXISTING)
+        fields = ["refine", "pending" if contextual is not None else "off"]
         ids = await self._scan_ids()
         for start in range(0, len(ids), 1000):
             async with self._redis.pipeline(transaction=False) as pipe:
                 for key in ids[start : start + 1000]:
-                    pipe.hdel(key, CONTEXT_FIELD)
-                    pipe.hset(key, "refine", "pending")
+                    pipe.hdel(key, CONTEXT_FIELD)  # on a deleted key: a no-op
+                    await update(keys=[key], args=fields, client=pipe)
                 await pipe.execute()
 
     async def reindex(

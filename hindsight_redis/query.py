@@ -227,8 +227,10 @@ def linear_blend(
     query would inherit the keyword credit of the weakest real match.
 
     With ``contextual`` cosines, the blend is ``w * minmax(contextual) +
-    (1 - w) * (the blend above)``, ``w = contextual_weight``, missing
-    contextual scores handled like missing cosines.
+    (1 - w) * (the blend above)``, ``w = contextual_weight``. A document
+    without a contextual score (not refined yet) is ranked by the blend
+    above alone, as if its contextual score agreed with it: a memory written
+    a second ago must not lose to unrelated refined ones.
     """
     if not 0.0 <= alpha <= 1.0 or not 0.0 <= contextual_weight <= 1.0:
         raise ValueError("alpha and contextual_weight must be between 0 and 1")
@@ -237,13 +239,12 @@ def linear_blend(
     ctx = min_max(contextual or {})
     vec_low = min(vec.values(), default=0.0)
     kw_low = 0.0 if keyword_complete else min(kw.values(), default=0.0)
-    ctx_low = min(ctx.values(), default=0.0)
     weight = contextual_weight if ctx else 0.0
-    return {
-        doc_id: weight * ctx.get(doc_id, ctx_low)
-        + (1 - weight) * (alpha * vec.get(doc_id, vec_low) + (1 - alpha) * kw.get(doc_id, kw_low))
-        for doc_id in dict.fromkeys([*vector, *keyword, *(contextual or {})])
-    }
+    fused = {}
+    for doc_id in dict.fromkeys([*vector, *keyword, *(contextual or {})]):
+        base = alpha * vec.get(doc_id, vec_low) + (1 - alpha) * kw.get(doc_id, kw_low)
+        fused[doc_id] = weight * ctx.get(doc_id, base) + (1 - weight) * base
+    return fused
 
 
 def top(scores: Mapping[str, float], n: int) -> list[str]:

@@ -9,6 +9,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from hindsight_redis.codec import as_text
+from hindsight_redis.index import reply_map
 from hindsight_redis.keys import Keys
 from hindsight_redis.query import escape_tag
 
@@ -69,8 +70,9 @@ async def refine_pending(redis: aioredis.Redis, keys: Keys) -> int | None:
         )
     except ResponseError:
         return None  # no index yet (or one from before contextual vectors)
-    total = reply.get("total_results", 0) if isinstance(reply, dict) else reply[0]
-    return int(total)
+    if isinstance(reply, dict):
+        return int(reply_map(reply).get("total_results", 0))
+    return int(reply[0])
 
 
 async def entries_added(redis: aioredis.Redis, keys: Keys) -> int:
