@@ -96,7 +96,29 @@ async def _check_server(client: aioredis.Redis, settings: Settings, report: Doct
             f"{settings.profile}, or CONFIG SET it on your server)"
         )
     if has_search:
+        await _check_search_gc(client, report)
         await _check_index(client, settings, report)
+
+
+async def _check_search_gc(client: aioredis.Redis, report: DoctorReport) -> None:
+    """RediSearch scores BM25 wrongly for memories updated since its last GC; run it often."""
+    try:
+        reply = await client.execute_command(  # type: ignore[no-untyped-call]
+            "FT.CONFIG", "GET", "FORK_GC_RUN_INTERVAL"
+        )
+        # RESP3: {name: value}; RESP2: [[name, value]]
+        value = next(iter(reply.values())) if isinstance(reply, dict) else reply[0][1]
+        interval = int(as_text(value))
+    except (RedisError, IndexError, KeyError, StopIteration, TypeError, ValueError):
+        return  # a server that does not say: nothing to check
+    report.facts["search_gc_interval_s"] = interval
+    if interval > 5:
+        report.problems.append(
+            f"search GC runs every {interval}s: keyword scores are wrong for memories "
+            "updated since the last run (each memory is updated once by the contextual "
+            "refiner); set search-fork-gc-run-interval 2 and search-fork-gc-clean-threshold 1 "
+            "(Redis 8) or FORK_GC_RUN_INTERVAL 2 FORK_GC_CLEAN_THRESHOLD 1 (module arguments)"
+        )
 
 
 async def _check_index(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:

@@ -242,6 +242,7 @@ class MemoryIndex:
             "generation": info.generation,
             "model_id": info.model_id,
             "dims": info.dims,
+            "context_model": info.context_model or None,
             "num_docs": int(float(text(raw.get("num_docs", 0)))),
             "hash_indexing_failures": int(float(text(raw.get("hash_indexing_failures", 0)))),
             "percent_indexed": float(text(raw.get("percent_indexed", 1))),

@@ -129,7 +129,7 @@ class Settings(BaseSettings):
         "linear", description="Hybrid fusion: linear blend or reciprocal rank fusion."
     )
     search_candidates: int = Field(
-        50, gt=0, le=1000, description="Candidates per search leg (at least 4 x top_k)."
+        30, gt=0, le=1000, description="Candidates per search leg (at least 4 x top_k)."
     )
     dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)
     conflict_threshold: float = Field(0.9, ge=0.0, le=1.0)

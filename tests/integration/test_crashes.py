@@ -46,8 +46,10 @@ async def test_worker_killed_mid_batch_loses_nothing_and_indexes_once(settings: 
         )
 
         async def mid_batch() -> bool:
+            # The first batch (25) fully processed and the second (parked for
+            # 60 s) in hand: a kill now cannot race the first batch's acks.
             stats = await client.stats()
-            return stats["consumers"].get("doomed", 0) > 0 and stats["processed"] > 0
+            return stats["consumers"].get("doomed", 0) > 0 and stats["processed"] >= 25
 
         try:
             await wait_for(mid_batch, timeout_s=60)

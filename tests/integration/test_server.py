@@ -66,29 +66,51 @@ def test_cli_server_and_doctor(
     assert main(["server", "status", *common]) == 3
 
 
+def _bare_server(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
+    """A redis-server started by hand (no launcher defaults), ready for commands."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(find_binaries().server), "--port", str(port), "--save", "", "--dir", str(tmp_path),
+         *extra],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    client = redis.Redis(port=port)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            return proc, port
+        except redis.ConnectionError:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+
+
 def test_doctor_explains_a_redis_without_search(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    port = free_port()
-    proc = subprocess.Popen(
-        [str(find_binaries().server), "--port", str(port), "--save", "", "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL,
-    )
+    proc, port = _bare_server(tmp_path)
     try:
-        client = redis.Redis(port=port)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
         code = main(
             ["doctor", "--redis-url", f"redis://127.0.0.1:{port}/0", "--profile", "ephemeral"]
         )
         out = capsys.readouterr().out
         assert code == 1 and "no search module" in out
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def test_doctor_flags_a_search_gc_that_runs_too_rarely(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    search = next(m for m in find_binaries().modules if m.name.startswith("redisearch"))
+    proc, port = _bare_server(tmp_path, "--loadmodule", str(search))  # default GC: every 30 s
+    try:
+        code = main(
+            ["doctor", "--redis-url", f"redis://127.0.0.1:{port}/0", "--profile", "ephemeral"]
+        )
+        out = capsys.readouterr().out
+        assert code == 1 and "search GC runs every 30s" in out
     finally:
         proc.terminate()
         proc.wait()
