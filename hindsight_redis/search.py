@@ -286,7 +286,9 @@ async def search_memories(
             if pre or not full or len({r.doc_id for r in everything}) >= top_k:
                 break
             pre = True
-        ctx_qvec = None if ctx_task is None else np.asarray(ctx_task.result()[0], np.float32)
+        ctx_qvec = None
+        if ctx_task is not None and ctx_task.done() and ctx_task.exception() is None:
+            ctx_qvec = np.asarray(ctx_task.result()[0], np.float32)
     finally:
         if ctx_task is not None and not ctx_task.done():
             ctx_task.cancel()
@@ -357,7 +359,11 @@ async def _legs(
     async def contextual() -> Any:
         if ctx_task is None:
             return None
-        ctx_qvec = np.asarray((await ctx_task)[0], dtype=np.float32)
+        try:
+            ctx_qvec = np.asarray((await ctx_task)[0], dtype=np.float32)
+        except Exception as e:  # a broken contextual model must not break search
+            logger.warning("contextual query embedding failed (%s); searching without it", e)
+            return None
         cmd = _vector_command(
             info, filter_expr or "*", ctx_qvec.tobytes(), min(depth, CONTEXT_DEPTH),
             settings.hnsw_ef_runtime, field=CONTEXT_FIELD, also=(info.vector_field,),

@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Worker, scripts
 from hindsight_redis.codec import as_text
-from hindsight_redis.errors import EmbeddingMismatch
+from hindsight_redis.errors import EmbeddingError, EmbeddingMismatch
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent
@@ -461,3 +461,22 @@ async def test_reindex_keeps_or_drops_contextual_vectors(env: Env, minilm: MiniL
         done += step
     assert done == 2
     assert await env.redis.hget(env.keys.doc("m2"), "refine") == b"done"
+
+
+async def test_a_broken_contextual_model_does_not_break_search(settings: Settings) -> None:
+    texts = ["Quinn rotates the API keys every quarter", "Rosa owns the billing dashboard"]
+    await _write_and_work(settings, texts)
+    async with AsyncMemoryClient(settings) as client:
+        assert (await client.search("who rotates the API keys", top_k=2))[0].contextual is not None
+        state = client._search_state
+        assert state is not None and state.contextual is not None
+
+        def broken(texts: Sequence[str]) -> Any:
+            raise EmbeddingError("model file unreadable")
+
+        inner = state.contextual.inner  # type: ignore[attr-defined]
+        inner.embed_sync = broken
+        state.contextual.clear()  # type: ignore[attr-defined]
+        hits = await client.search("who rotates the API keys", top_k=2)
+        assert hits and hits[0].content == texts[0]
+        assert all(h.contextual is None for h in hits)
