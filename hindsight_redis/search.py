@@ -1,11 +1,14 @@
 """Hybrid search over a namespace's index, access statistics, conflict listing.
 
 A search is one pipelined round trip (plus one for Chinese queries, which the
-server segments first): the vector leg (KNN, metadata filter as pre-filter),
-the keyword leg (BM25 over optional terms, same filter: ``query.keyword_query``)
-and the index generation check. Hybrid fuses the legs with ``query.linear_blend``
-(default; it beat reciprocal rank fusion on LoCoMo, see benchmarks/README.md)
-or RRF (``fusion="rrf"``).
+server segments first): the vector leg (KNN on the static vector, metadata
+filter as pre-filter), the keyword leg (BM25 over optional terms, same
+filter: ``query.keyword_query``) and the index generation check. Hybrid
+searches on an index with contextual vectors (``pipeline.refine``) add a
+third leg beside it, KNN on the contextual vector, sent as soon as its query
+embedding (computed in a thread meanwhile) is ready. Hybrid fuses the legs
+with ``query.linear_blend`` (default; it beat reciprocal rank fusion on
+LoCoMo, see benchmarks/README.md) or RRF (``fusion="rrf"``).
 
 Hits are counted in ``Keys.access_log`` (one ``HINCRBY`` per hit, pipelined);
 ``flush_access_log`` folds the counts into the memories in one script.
