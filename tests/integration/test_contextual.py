@@ -219,14 +219,18 @@ async def test_contextual_leg_finds_a_paraphrase_sharing_no_word(settings: Setti
 
 async def test_chinese_query_skips_the_contextual_leg(settings: Settings) -> None:
     ids, report = await _write_and_work(settings, [CHINESE, *DISTRACTORS])
-    assert report.refined == report.indexed == 5
+    # MiniLM reads English only: the Chinese memory is not refined
+    assert report.indexed == 5 and report.refined == 4
     async with AsyncMemoryClient(settings) as client:
+        key = client.keys.doc(ids[0])
+        assert await client.redis.hmget(key, ["refine", CONTEXT_FIELD]) == [b"off", None]
         hits = await client.search("数据库迁移", top_k=5)
         assert hits[0].id == ids[0]
         assert all(h.contextual is None for h in hits)
-        # an English query on the same index does get the leg
-        english = await client.search("database migration", top_k=3)
-        assert english and all(h.contextual is not None for h in english)
+        # an English query on the same index does get the leg (for English memories)
+        english = await client.search("database migration", top_k=5)
+        refined = [h for h in english if h.id != ids[0]]
+        assert refined and all(h.contextual is not None for h in refined)
 
 
 async def test_without_contextual_embedder(settings: Settings, redis: Redis) -> None:
