@@ -107,7 +107,7 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(256, gt=0)
     contextual_embedder: str = Field(
         "minilm",
-        description='Second, contextual vector added in the background: "minilm" or "none".',
+        description='Second vector added in the background: "minilm", "none" or any embedder name.',
     )
     contextual_threads: int = Field(1, gt=0, le=64, description="onnxruntime threads per process.")
     refine_batch_size: int = Field(16, gt=0, description="Memories per background refine step.")

@@ -484,3 +484,17 @@ async def test_a_broken_contextual_model_does_not_break_search(settings: Setting
         hits = await client.search("who rotates the API keys", top_k=2)
         assert hits and hits[0].content == texts[0]
         assert all(h.contextual is None for h in hits)
+
+
+async def test_any_embedder_can_be_the_contextual_one(settings: Settings, redis: Redis) -> None:
+    # e.g. litellm:<model> for a hosted model; "hash" here (256 dims, no model)
+    settings = settings.model_copy(update={"contextual_embedder": "hash"})
+    ids, report = await _write_and_work(settings, [TARGET, *DISTRACTORS])
+    assert report.refined == report.indexed == 5
+    keys = Keys(settings.key_prefix, settings.namespace)
+    meta = await redis.hgetall(keys.index_meta)
+    assert meta[b"context_model"] == b"hash:v1-256" and meta[b"context_dims"] == b"256"
+    assert len(await redis.hget(keys.doc(ids[0]), CONTEXT_FIELD) or b"") == 256 * 4
+    async with AsyncMemoryClient(settings) as client:
+        hits = await client.search(TARGET, top_k=3)
+        assert hits[0].id == ids[0] and hits[0].contextual == pytest.approx(1.0, abs=1e-5)
