@@ -300,3 +300,36 @@ async def test_list_conflicts_returns_flagged_memories(env: Env) -> None:
     records = await list_conflicts(env.redis, env.keys)
     assert [r.id for r in records] == ["new"]
     assert records[0].conflicts_with == ("old",)
+
+
+async def test_keyword_scores_recover_after_memories_are_updated(env: Env) -> None:
+    # RediSearch scores BM25 wrongly for documents updated since its last GC
+    # (a refine step, an access flush or an archive updates a memory). The
+    # embedded server runs the GC every 2 s (server/launcher.py); with the
+    # default 30 s this test times out.
+    for n in range(40):
+        await env.put(f"m{n}", f"note {n} about deploys, rollbacks and the billing service {n % 7}")
+    await env.indexed(40)
+
+    async def scores() -> dict[str, float]:
+        hits = await search_memories(
+            env.redis, env.keys, env.settings, env.embedder, env.info, "billing rollbacks 3",
+            mode="keyword", top_k=20, record_access=False,
+        )  # fmt: skip
+        return {h.id: h.keyword or 0.0 for h in hits}
+
+    before = await scores()
+    async with env.redis.pipeline(transaction=False) as pipe:
+        for n in range(40):  # re-indexes every memory, as a refine pass does
+            pipe.hset(env.keys.doc(f"m{n}"), "refine", "done")
+        await pipe.execute()
+
+    async def recovered() -> bool:
+        # Before the GC the updated memories score ~70x too high; after it, as
+        # before the update (within a few percent: the GC keeps some counts).
+        after = await scores()
+        return after.keys() == before.keys() and all(
+            abs(after[k] - before[k]) < 0.25 * before[k] for k in before
+        )
+
+    await wait_for(recovered, timeout_s=10)
