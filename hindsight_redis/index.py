@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -269,6 +269,15 @@ class MemoryIndex:
             ids.append(text(key))
         return ids
 
+    async def _each_memory(self, queue: Callable[[Any, str], Awaitable[None]]) -> None:
+        """Run ``queue(pipe, key)`` for every memory hash, 1,000 per pipelined round trip."""
+        ids = await self._scan_ids()
+        for start in range(0, len(ids), 1000):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key in ids[start : start + 1000]:
+                    await queue(pipe, key)
+                await pipe.execute()
+
     @staticmethod
     def _escape_glob(value: str) -> str:
         return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in value)
@@ -311,13 +320,12 @@ class MemoryIndex:
         await self._redis.hset(self._keys.index_meta, mapping=_context_record(contextual))
         update = self._redis.register_script(scripts.UPDATE_EXISTING)
         fields = ["refine", "pending" if contextual is not None else "off"]
-        ids = await self._scan_ids()
-        for start in range(0, len(ids), 1000):
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for key in ids[start : start + 1000]:
-                    pipe.hdel(key, CONTEXT_FIELD)  # on a deleted key: a no-op
-                    await update(keys=[key], args=fields, client=pipe)
-                await pipe.execute()
+
+        async def reset(pipe: Any, key: str) -> None:
+            pipe.hdel(key, CONTEXT_FIELD)  # on a deleted key: a no-op
+            await update(keys=[key], args=fields, client=pipe)
+
+        await self._each_memory(reset)
 
     async def reindex(
         self, new_embedder: Embedder, contextual: Embedder | None = None
@@ -365,12 +373,11 @@ class MemoryIndex:
             await self._redis.execute_command("FT.DROPINDEX", old.name)  # type: ignore[no-untyped-call]
         except ResponseError as e:
             logger.warning("could not drop old index %s: %s", old.name, e)
-        ids = await self._scan_ids()
-        for start in range(0, len(ids), 1000):
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for key in ids[start : start + 1000]:
-                    pipe.hdel(key, old.vector_field)
-                await pipe.execute()
+
+        async def drop_old_vector(pipe: Any, key: str) -> None:
+            pipe.hdel(key, old.vector_field)
+
+        await self._each_memory(drop_old_vector)
         logger.info("reindexed %s: generation %d, %d vectors", old.alias, generation, total)
         info = await self.info()
         assert info is not None

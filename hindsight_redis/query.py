@@ -53,6 +53,11 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
+def refine_pending_filter(namespace: str) -> str:
+    """Memories of ``namespace`` still waiting for their contextual vector."""
+    return f"{tag_clause('namespace', namespace)} {tag_clause('refine', 'pending')}"
+
+
 def build_filter(namespace: str, filters: SearchFilters) -> str:
     """The RediSearch filter expression (DIALECT 2) for a search.
 

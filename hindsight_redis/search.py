@@ -72,7 +72,7 @@ _DIST = "__dist"
 # Depth of the contextual leg: it adds the candidates the other two legs miss;
 # 10-50 gave the same LoCoMo recall, and fewer rows are cheaper to fetch.
 CONTEXT_DEPTH = 20
-_NEVER_DECODE = {"NEVER_DECODE": True}
+NEVER_DECODE = {"NEVER_DECODE": True}  # replies keep bytes (vectors)
 
 # Fold pending access counts into the memories; skip memories deleted since.
 _FLUSH = """
@@ -251,13 +251,14 @@ async def search_memories(
         filter_expr = build_filter(keys.namespace, filters)
     except ValueError as e:
         raise InvalidMemory(str(e)) from e
+    chinese = bool(han_runs(query))
     ctx_task: asyncio.Task[Any] | None = None
     if (
         contextual is not None
         and mode == "hybrid"
         and index_info.has_context
         and contextual.model_id == index_info.context_model
-        and not han_runs(query)
+        and not chinese
     ):
         ctx_task = asyncio.create_task(contextual.embed([query]))
     try:
@@ -267,9 +268,7 @@ async def search_memories(
         terms: list[str] = []
         if mode != "vector":
             try:
-                segmented = (
-                    await _segment(redis, index_info.alias, query) if han_runs(query) else None
-                )
+                segmented = await _segment(redis, index_info.alias, query) if chinese else None
             except RedisError as e:
                 raise RedisUnavailable(f"search failed: {e}") from e
             terms = keyword_terms(query, segmented)
@@ -352,11 +351,11 @@ async def _legs(
                     info, filter_expr or "*", qvec.tobytes(), depth, settings.hnsw_ef_runtime,
                     also=ctx,
                 )  # fmt: skip
-                pipe.execute_command(*cmd, **_NEVER_DECODE)
+                pipe.execute_command(*cmd, **NEVER_DECODE)
             if kw_query is not None:
                 also = (info.vector_field, *ctx) if qvec is not None else ()
                 cmd = _keyword_command(info, kw_query, depth, also)
-                pipe.execute_command(*cmd, **_NEVER_DECODE)
+                pipe.execute_command(*cmd, **NEVER_DECODE)
             return list(await pipe.execute(raise_on_error=False))
 
     async def contextual() -> Any:
@@ -372,7 +371,7 @@ async def _legs(
             settings.hnsw_ef_runtime, field=CONTEXT_FIELD, also=(info.vector_field,),
         )  # fmt: skip
         try:
-            return await redis.execute_command(*cmd, **_NEVER_DECODE)  # type: ignore[no-untyped-call]
+            return await redis.execute_command(*cmd, **NEVER_DECODE)  # type: ignore[no-untyped-call]
         except ResponseError as e:
             return e
 
@@ -530,7 +529,7 @@ async def list_conflicts(
     try:
         reply = await redis.execute_command(  # type: ignore[no-untyped-call]
             "FT.SEARCH", keys.index_alias, expr, "SORTBY", "created_at", "DESC",
-            "LIMIT", "0", str(limit), "DIALECT", "2", **_NEVER_DECODE,
+            "LIMIT", "0", str(limit), "DIALECT", "2", **NEVER_DECODE,
         )  # fmt: skip
     except RedisError as e:
         raise RedisUnavailable(f"could not list conflicts: {e}") from e

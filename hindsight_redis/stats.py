@@ -11,7 +11,7 @@ from redis.exceptions import ResponseError
 from hindsight_redis.codec import as_text
 from hindsight_redis.index import reply_map
 from hindsight_redis.keys import Keys
-from hindsight_redis.query import escape_tag
+from hindsight_redis.query import refine_pending_filter
 
 
 def _entry_ms(entry_id: str) -> int:
@@ -63,7 +63,7 @@ async def collect_stats(redis: aioredis.Redis, keys: Keys) -> dict[str, Any]:
 
 async def refine_pending(redis: aioredis.Redis, keys: Keys) -> int | None:
     """Memories whose ``refine`` tag is still ``pending``; None when there is no index."""
-    query = f"@namespace:{{{escape_tag(keys.namespace)}}} @refine:{{pending}}"
+    query = refine_pending_filter(keys.namespace)
     try:
         reply = await redis.execute_command(  # type: ignore[no-untyped-call]
             "FT.SEARCH", keys.index_alias, query, "LIMIT", "0", "0", "DIALECT", "2"

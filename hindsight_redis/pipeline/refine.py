@@ -28,13 +28,13 @@ from hindsight_redis.codec import as_text
 from hindsight_redis.errors import EmbeddingMismatch
 from hindsight_redis.keys import Keys
 from hindsight_redis.providers.vectors import Embedder
-from hindsight_redis.query import tag_clause
+from hindsight_redis.query import refine_pending_filter
 from hindsight_redis.schema import CONTEXT_FIELD, TEXT_FIELD
+from hindsight_redis.search import NEVER_DECODE, parse_search_reply
 
 log = logging.getLogger(__name__)
 
 _CLAIM_MS = 60_000
-_NEVER_DECODE = {"NEVER_DECODE": True}
 
 
 class Refiner:
@@ -56,13 +56,11 @@ class Refiner:
         stored bytes with ``content.encode()`` (the stored text is the UTF-8 of
         a validated ``str``, so the two agree unless the memory changed).
         """
-        query = f"{tag_clause('namespace', self.keys.namespace)} {tag_clause('refine', 'pending')}"
+        query = refine_pending_filter(self.keys.namespace)
         reply = await self.redis.execute_command(  # type: ignore[no-untyped-call]
             "FT.SEARCH", self.keys.index_alias, query, "RETURN", "1", TEXT_FIELD,
-            "LIMIT", "0", str(limit), "DIALECT", "2", **_NEVER_DECODE,
+            "LIMIT", "0", str(limit), "DIALECT", "2", **NEVER_DECODE,
         )  # fmt: skip
-        from hindsight_redis.search import parse_search_reply
-
         rows = parse_search_reply(reply, with_scores=False)
         return [(r.doc_id, as_text(r.fields.get(TEXT_FIELD))) for r in rows]
 
