@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,9 +12,8 @@ from redis.asyncio import Redis
 from hindsight_redis import AsyncMemoryClient, Worker, scripts
 from hindsight_redis.codec import as_text
 from hindsight_redis.errors import EmbeddingError, EmbeddingMismatch
-from hindsight_redis.index import IndexInfo, MemoryIndex
+from hindsight_redis.index import MemoryIndex
 from hindsight_redis.keys import Keys
-from hindsight_redis.models import MemoryEvent
 from hindsight_redis.pipeline.assembly import build_pipeline
 from hindsight_redis.pipeline.base import Candidate
 from hindsight_redis.pipeline.refine import Refiner
@@ -25,7 +22,7 @@ from hindsight_redis.providers.embedders import HashEmbedder
 from hindsight_redis.providers.vectors import Vectors
 from hindsight_redis.schema import CONTEXT_FIELD
 from hindsight_redis.settings import Settings
-from tests.integration.helpers import hset_memory, wait_for
+from tests.integration.helpers import IndexEnv, open_index_env
 
 CTX_BYTES = 384 * 4
 
@@ -278,37 +275,14 @@ async def test_client_reindex_keeps_the_contextual_vectors(
 # ------------------------------------------------------------ Refiner directly
 
 
-@dataclass
-class Env:
-    redis: Redis
-    keys: Keys
-    settings: Settings
-    embedder: HashEmbedder
-    info: IndexInfo
-
-    async def put(self, memory_id: str, content: str) -> None:
-        event = MemoryEvent(
-            event_id=memory_id, namespace=self.keys.namespace, content=content,
-            created_at=time.time(),
-        )  # fmt: skip
-        cand = Candidate("0-0", event, content)
-        cand.embedding = (await self.embedder.embed([content]))[0]
-        await hset_memory(self.redis, self.keys, self.info, self.embedder.model_id, cand)
-
-    async def indexed(self, count: int) -> None:
-        async def done() -> bool:
-            return int((await _ft_info(self.redis, self.info.alias))["num_docs"]) >= count
-
-        await wait_for(done)
+Env = IndexEnv
 
 
 @pytest.fixture
 async def env(settings: Settings, redis: Redis, minilm: MiniLMEmbedder) -> Env:
-    keys = Keys(settings.key_prefix, settings.namespace)
-    embedder = HashEmbedder()
-    info = await MemoryIndex(redis, keys, settings).ensure(embedder, minilm)
-    assert info.has_context and info.context_model == MODEL_ID
-    return Env(redis, keys, settings, embedder, info)
+    env = await open_index_env(redis, settings, minilm)
+    assert env.info.has_context and env.info.context_model == MODEL_ID
+    return env
 
 
 class _Interfering:

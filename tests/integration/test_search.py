@@ -2,71 +2,26 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 
 from hindsight_redis.errors import EmbeddingMismatch, InvalidMemory
-from hindsight_redis.index import IndexInfo, MemoryIndex
-from hindsight_redis.keys import Keys
-from hindsight_redis.models import MemoryEvent, SearchFilters
-from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.models import SearchFilters
 from hindsight_redis.providers.embedders import HashEmbedder
 from hindsight_redis.search import flush_access_log, list_conflicts, search_memories
 from hindsight_redis.settings import Settings
-from tests.integration.helpers import hset_memory, wait_for
+from tests.integration.helpers import IndexEnv, open_index_env, wait_for
 
-
-@dataclass
-class Env:
-    redis: Redis
-    keys: Keys
-    settings: Settings
-    embedder: HashEmbedder
-    info: IndexInfo
-
-    async def put(self, memory_id: str, content: str, **fields: Any) -> None:
-        """HSET one memory document the way the worker's commit does."""
-        status = fields.pop("status", "active")
-        conflicts = fields.pop("conflicts_with", [])
-        event = MemoryEvent(
-            event_id=memory_id,
-            namespace=self.keys.namespace,
-            content=content,
-            created_at=fields.pop("created_at", time.time()),
-            **fields,
-        )
-        cand = Candidate("0-0", event, content, conflicts_with=list(conflicts))
-        cand.embedding = (await self.embedder.embed([content]))[0]
-        await hset_memory(
-            self.redis, self.keys, self.info, self.embedder.model_id, cand, status=status
-        )
-
-    async def indexed(self, count: int) -> None:
-        async def done() -> bool:
-            info = await self.redis.ft(self.info.alias).info()
-            return int(info["num_docs"]) >= count
-
-        await wait_for(done)
-
-    async def search(self, query: str, **kwargs: Any) -> list[str]:
-        hits = await search_memories(
-            self.redis, self.keys, self.settings, self.embedder, self.info, query, **kwargs
-        )
-        return [h.id for h in hits]
+Env = IndexEnv
 
 
 @pytest.fixture
 async def env(settings: Settings) -> AsyncIterator[Env]:
     redis = Redis.from_url(settings.redis_url or "")
-    keys = Keys(settings.key_prefix, settings.namespace)
-    embedder = HashEmbedder()
-    info = await MemoryIndex(redis, keys, settings).ensure(embedder)
-    yield Env(redis, keys, settings, embedder, info)
+    yield await open_index_env(redis, settings)
     await redis.aclose()
 
 

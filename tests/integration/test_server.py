@@ -85,32 +85,32 @@ def _bare_server(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], 
             time.sleep(0.02)
 
 
-def test_doctor_explains_a_redis_without_search(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    proc, port = _bare_server(tmp_path)
+def _doctor_on_bare_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str
+) -> tuple[int, str]:
+    """``hindsight-redis doctor`` against a hand-started server: (exit code, output)."""
+    proc, port = _bare_server(tmp_path, *extra)
     try:
         code = main(
             ["doctor", "--redis-url", f"redis://127.0.0.1:{port}/0", "--profile", "ephemeral"]
         )
-        out = capsys.readouterr().out
-        assert code == 1 and "no search module" in out
+        return code, capsys.readouterr().out
     finally:
         proc.terminate()
         proc.wait()
+
+
+def test_doctor_explains_a_redis_without_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _doctor_on_bare_server(tmp_path, capsys)
+    assert code == 1 and "no search module" in out
 
 
 def test_doctor_flags_a_search_gc_that_runs_too_rarely(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     search = next(m for m in find_binaries().modules if m.name.startswith("redisearch"))
-    proc, port = _bare_server(tmp_path, "--loadmodule", str(search))  # default GC: every 30 s
-    try:
-        code = main(
-            ["doctor", "--redis-url", f"redis://127.0.0.1:{port}/0", "--profile", "ephemeral"]
-        )
-        out = capsys.readouterr().out
-        assert code == 1 and "search GC runs every 30s" in out
-    finally:
-        proc.terminate()
-        proc.wait()
+    # loaded by hand, without the launcher's arguments: the default GC, every 30 s
+    code, out = _doctor_on_bare_server(tmp_path, capsys, "--loadmodule", str(search))
+    assert code == 1 and "search GC runs every 30s" in out
