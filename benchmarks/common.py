@@ -74,12 +74,11 @@ def queue_memory(
     through the public write path. ``context_vector`` fills the contextual
     field as a refiner would.
     """
-    from hindsight_redis.codec import doc_from_candidate
     from hindsight_redis.pipeline.base import Candidate
+    from hindsight_redis.pipeline.commit import doc_from_candidate
 
     doc = doc_from_candidate(
         Candidate("0-0", event, event.content, embedding=vector),
-        memory_id=event.event_id,
         vector_field=info.vector_field,
         embedding_model=model_id,
         now=now,

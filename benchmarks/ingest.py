@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hindsight_redis import AsyncMemoryClient, Settings
 from hindsight_redis.codec import EVENT_FIELD, encode_event
 from hindsight_redis.models import build_event
-from hindsight_redis.pipeline.assembly import embedder_from_settings
+from hindsight_redis.providers.embedders import embedder_from_settings
 
 from common import embedded_redis, locomo_turns, percentile
 

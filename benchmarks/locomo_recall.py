@@ -38,8 +38,8 @@ from hindsight_redis import AsyncMemoryClient, Settings, Worker
 from hindsight_redis.index import MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent
-from hindsight_redis.pipeline.assembly import contextual_from_settings, embedder_from_settings
 from hindsight_redis.pipeline.refine import Refiner
+from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
 
 from common import embedded_redis, locomo_path, queue_memory
 

@@ -2,7 +2,7 @@
 
 Synthetic agent memories (templates filled with names, services, numbers and
 identifiers, some Chinese) are embedded in batches and HSET as documents;
-then each mode of ``search_memories`` (query embedding included, top_k=5,
+then each mode of ``Searcher.search`` (query embedding included, top_k=5,
 filters: namespace + active + shared + one agent's session-free pool) is
 timed beside a bare redisvl ``VectorQuery`` on the same index (same query
 embedding step), and p50/p99 and the ratio to the bare query are printed.
@@ -44,7 +44,7 @@ from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent, SearchFilters
 from hindsight_redis.providers.embedders import CachedEmbedder, Embedder, make_embedder
 from hindsight_redis.schema import index_schema
-from hindsight_redis.search import search_memories
+from hindsight_redis.searcher import Searcher
 from hindsight_redis.settings import Settings
 
 from common import locomo_path, queue_memory
@@ -206,13 +206,13 @@ async def run_size(
         rows = []
         base = pct(await timed(bare_query, queries), 50)
         rows.append(("bare redisvl VectorQuery", base, 0.0))
+        searcher = Searcher(redis, keys, settings, embedder, info, contextual)
         for mode in ("vector", "keyword", "hybrid"):
 
             async def ours(q: str, mode: str = mode) -> object:
-                return await search_memories(
-                    redis, keys, settings, embedder, info, q, top_k=5, mode=mode,
-                    filters=SearchFilters(), record_access=True, contextual=contextual,
-                )  # fmt: skip
+                return await searcher.search(
+                    q, top_k=5, mode=mode, filters=SearchFilters(), record_access=True
+                )
 
             times = await timed(ours, queries)
             rows.append((mode, pct(times, 50), pct(times, 99)))
@@ -243,10 +243,10 @@ def main() -> None:
     if not args.no_contextual:
         settings = Settings()
         contextual = CachedEmbedder(make_embedder("minilm", threads=settings.contextual_threads))
-        contextual.embed_sync(["probe"])  # load the model before timing
+        asyncio.run(contextual.embed(["probe"]))  # load the model before timing
     try:
         embedder = make_embedder(args.embedder)
-        embedder.embed_sync(["probe"])
+        asyncio.run(embedder.embed(["probe"]))
     except Exception as e:  # the local model may not be installed yet
         print(f"embedder {args.embedder!r} unavailable ({e}); using 'hash'", file=sys.stderr)
         embedder = make_embedder("hash")

@@ -1,4 +1,8 @@
-"""``hindsight-redis``: the operators' command line. A thin adapter over the store."""
+"""``hindsight-redis``: the operators' command line. A thin adapter over the client.
+
+Library errors (``HindsightError``) are printed as one line, ``error: ...``,
+with exit code 2; nothing else is caught.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,14 @@ import logging
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hindsight_redis.errors import HindsightError
-from hindsight_redis.settings import Settings
+from hindsight_redis.models import WRITE_FIELDS
+from hindsight_redis.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from hindsight_redis.client import AsyncMemoryClient
 
 Handler = Callable[[argparse.Namespace, Settings], int]
 
@@ -33,13 +41,13 @@ def _settings(args: argparse.Namespace) -> Settings:
         value = getattr(args, name, None)
         if value is not None:
             overrides[name] = value
-    return Settings(**overrides)
+    return load_settings(**overrides)
 
 
 async def _with_client(
-    settings: Settings, action: Callable[[Any], Coroutine[Any, Any, Any]]
+    settings: Settings, action: Callable[[AsyncMemoryClient], Coroutine[Any, Any, Any]]
 ) -> Any:
-    from hindsight_redis.store import AsyncMemoryClient
+    from hindsight_redis.client import AsyncMemoryClient
 
     async with AsyncMemoryClient(settings) as client:
         return await action(client)
@@ -116,34 +124,29 @@ def cmd_dlq(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_write(args: argparse.Namespace, settings: Settings) -> int:
     """``write TEXT``: accept one memory and print its receipt."""
-    fields: dict[str, Any] = {
-        "agent_id": args.agent_id,
-        "session_id": args.session_id,
-        "task_type": args.task_type,
-        "source": args.source,
-        "tags": args.tag or None,
-        "protected": args.protected,
-        "idempotency_key": args.idempotency_key,
-        "wait": args.wait,
-    }
-    fields = {k: v for k, v in fields.items() if v is not None}
+    fields = {name: getattr(args, name) for name in WRITE_FIELDS if name != "content"}
+    fields["tags"] = fields["tags"] or ()
     receipt = asyncio.run(_with_client(settings, lambda c: c.write(args.content, **fields)))
     _print_json(receipt)
     return 0
 
 
+SEARCH_FILTERS = ("agent_id", "session_id", "task_type", "tags", "since", "until")
+
+
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     """``search QUERY``: print the hits with their scores."""
-    filters = {
-        "agent_id": args.agent_id,
-        "session_id": args.session_id,
-        "task_type": args.task_type,
-        "tags": args.tag or None,
-        "include_archived": args.include_archived,
-    }
+    filters = {name: getattr(args, name) for name in SEARCH_FILTERS}
     hits = asyncio.run(
         _with_client(
-            settings, lambda c: c.search(args.query, top_k=args.top_k, mode=args.mode, **filters)
+            settings,
+            lambda c: c.search(
+                args.query,
+                top_k=args.top_k,
+                mode=args.mode,
+                include_archived=args.include_archived,
+                **filters,
+            ),
         )
     )
     _print_json(hits)
@@ -277,16 +280,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("content")
     for flag in ("agent-id", "session-id", "task-type", "source", "idempotency-key"):
         p.add_argument(f"--{flag}")
-    p.add_argument("--tag", action="append")
-    p.add_argument("--protected", action="store_true", default=None)
-    p.add_argument("--wait", action="store_true", default=None, help="return once searchable")
+    p.add_argument("--tag", dest="tags", action="append", help="repeat for several tags")
+    p.add_argument("--protected", action="store_true", help="never archived by sweeps")
+    p.add_argument("--visibility", choices=["shared", "private"], default="shared")
+    p.add_argument("--importance", type=float, help="0..1 hint that nudges the write score")
+    p.add_argument("--wait", action="store_true", help="return once searchable (or dropped)")
+    p.add_argument("--timeout-s", type=float, help="longest --wait (default 30)")
     p = add("search", cmd_search, "search memories")
     p.add_argument("query")
     p.add_argument("--top-k", type=int, default=5)
     p.add_argument("--mode", choices=["hybrid", "vector", "keyword"], default="hybrid")
     for flag in ("agent-id", "session-id", "task-type"):
         p.add_argument(f"--{flag}")
-    p.add_argument("--tag", action="append")
+    p.add_argument("--tag", dest="tags", action="append", help="all must match")
+    p.add_argument("--since", type=float, help="created at or after (unix seconds)")
+    p.add_argument("--until", type=float, help="created at or before (unix seconds)")
     p.add_argument("--include-archived", action="store_true")
     for name, text in (
         ("get", "show one memory"),
@@ -323,9 +331,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args, settings)
         return code
     except HindsightError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except ValueError as e:  # settings validation
         print(f"error: {e}", file=sys.stderr)
         return 2
 

@@ -5,11 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import redis.asyncio as aioredis
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from hindsight_redis.errors import MissingSearchModule, RedisUnavailable
+from hindsight_redis.errors import redis_errors
 from hindsight_redis.server import EmbeddedServer, get_profile
 from hindsight_redis.settings import Settings
 
@@ -33,27 +30,27 @@ def resolve_url(settings: Settings) -> str:
 
 
 async def connect(settings: Settings) -> aioredis.Redis:
-    """An asyncio Redis client that answers PING; ``RedisUnavailable`` otherwise."""
+    """An asyncio Redis client that answers PING.
+
+    ``RedisUnavailable`` when nothing answers, ``NotARedisServer`` when
+    something does but not in Redis's protocol, ``RedisAccessDenied`` for a
+    wrong password.
+    """
     url = await asyncio.to_thread(resolve_url, settings)
     client = aioredis.Redis.from_url(url, decode_responses=False, health_check_interval=30)
     try:
-        await client.ping()
-    except (RedisConnectionError, RedisTimeoutError, OSError) as e:
+        with redis_errors(f"connect to Redis at {_safe(url)}"):
+            await client.ping()
+    except BaseException:
         await client.aclose()
-        raise RedisUnavailable(f"cannot reach Redis at {_safe(url)}: {e}") from e
+        raise
     return client
 
 
-async def require_search(client: aioredis.Redis) -> None:
-    """``MissingSearchModule`` unless the server has the search module (FT.*)."""
-    try:
+async def require_search(client: aioredis.Redis, action: str = "index memories") -> None:
+    """``SearchModuleMissing`` unless the server has the search module (FT.*)."""
+    with redis_errors(action):
         await client.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
-    except ResponseError as e:
-        raise MissingSearchModule(
-            "this Redis has no search module (FT.* commands are unknown): use Redis 8 "
-            "(its query engine is built in), Redis Stack, or unset HINDSIGHT_REDIS_URL "
-            "to use the embedded server"
-        ) from e
 
 
 def _safe(url: str) -> str:

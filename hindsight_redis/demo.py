@@ -12,9 +12,9 @@ import asyncio
 import uuid
 from collections.abc import Callable
 
+from hindsight_redis.client import AsyncMemoryClient
 from hindsight_redis.pipeline.worker import Worker
 from hindsight_redis.settings import Settings
-from hindsight_redis.store import AsyncMemoryClient
 
 SCRIPT: list[tuple[str, str]] = [
     ("planner", "User alice prefers answers in Chinese and wants a summary every Friday."),
@@ -67,7 +67,7 @@ async def run_demo(settings: Settings, echo: Callable[[str], None]) -> int:
             echo("\n== writes (each returns at once; the worker filters and indexes)")
             for agent, text in SCRIPT:
                 receipt = await client.write(
-                    text, agent_id=agent, session_id="demo", wait=True, timeout=120
+                    text, agent_id=agent, session_id="demo", wait=True, timeout_s=120
                 )
                 verdict = receipt.status
                 if receipt.reason:

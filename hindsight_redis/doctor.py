@@ -6,12 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
 
-from hindsight_redis.codec import as_text
 from hindsight_redis.connection import embedded_server
-from hindsight_redis.errors import HindsightError
+from hindsight_redis.errors import SEARCH_MODULE_HINT, HindsightError, redis_errors
 from hindsight_redis.keys import Keys
+from hindsight_redis.resp import as_text
 from hindsight_redis.server.profiles import get_profile, profile_mismatches
 from hindsight_redis.settings import Settings
 
@@ -49,9 +48,10 @@ async def diagnose(settings: Settings) -> DoctorReport:
         report.facts["server"] = "external (HINDSIGHT_REDIS_URL)"
     client = aioredis.Redis.from_url(url, socket_timeout=5)
     try:
-        await _check_server(client, settings, report)
-    except RedisError as e:
-        report.problems.append(f"cannot talk to Redis: {e}")
+        with redis_errors("check the server"):
+            await _check_server(client, settings, report)
+    except HindsightError as e:
+        report.problems.append(str(e))
     finally:
         await client.aclose()
     return report
@@ -68,15 +68,15 @@ async def _check_server(client: aioredis.Redis, settings: Settings, report: Doct
     has_search = "search" in modules or "searchlight" in modules
     if not has_search:
         try:
-            await client.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
+            with redis_errors("list indexes"):
+                await client.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
             has_search = True  # Redis 8 builds the query engine in
-        except RedisError:
+        except HindsightError:
             pass
     if not has_search:
         report.problems.append(
             "this Redis has no search module (RediSearch / Redis Query Engine), so memories "
-            "cannot be indexed or searched: use Redis 8 (query engine built in) or Redis "
-            "Stack, or unset HINDSIGHT_REDIS_URL to use the embedded server"
+            f"cannot be indexed or searched: {SEARCH_MODULE_HINT}"
         )
     if int(version.split(".")[0]) < 7:
         report.problems.append(
@@ -103,13 +103,14 @@ async def _check_server(client: aioredis.Redis, settings: Settings, report: Doct
 async def _check_search_gc(client: aioredis.Redis, report: DoctorReport) -> None:
     """RediSearch scores BM25 wrongly for memories updated since its last GC; run it often."""
     try:
-        reply = await client.execute_command(  # type: ignore[no-untyped-call]
-            "FT.CONFIG", "GET", "FORK_GC_RUN_INTERVAL"
-        )
+        with redis_errors("read the search configuration"):
+            reply = await client.execute_command(  # type: ignore[no-untyped-call]
+                "FT.CONFIG", "GET", "FORK_GC_RUN_INTERVAL"
+            )
         # RESP3: {name: value}; RESP2: [[name, value]]
         value = next(iter(reply.values())) if isinstance(reply, dict) else reply[0][1]
         interval = int(as_text(value))
-    except (RedisError, IndexError, KeyError, StopIteration, TypeError, ValueError):
+    except (HindsightError, IndexError, KeyError, StopIteration, TypeError, ValueError):
         return  # a server that does not say: nothing to check
     report.facts["search_gc_interval_s"] = interval
     if interval > 5:

@@ -1,4 +1,4 @@
-"""Errors raised by hindsight-redis.
+"""Errors raised by hindsight-redis, and the one place Redis errors become them.
 
 Every error derives from one root, so callers can catch ``HindsightError``.
 Builtin mixins are used where they fit, so ``except ValueError`` still works
@@ -9,24 +9,39 @@ the same thing again may succeed.
 
     HindsightError
     ├── ConfigError (ValueError)              bad or contradictory settings
-    ├── InvalidMemory (ValueError)            a write or query failed validation
+    ├── InvalidArgument (ValueError)          bad input from the caller
+    │   ├── InvalidMemory                     a write or a memory id failed validation
+    │   └── InvalidQuery                      search parameters failed validation
     ├── Backpressure                          the stream backlog is over its limit   [retryable]
     ├── WriteTimeout (TimeoutError)           wait=True / WAITAOF not confirmed in time [retryable]
     ├── ServerError                           the embedded Redis could not start/stop
     │   ├── ServerBinaryMissing               redis-server or a module is not installed
     │   ├── PortInUse                         the chosen port is taken
     │   └── DataDirError                      the data dir is not writable
-    ├── RedisUnavailable (ConnectionError)    Redis could not be reached            [retryable]
-    ├── MissingSearchModule                   Redis answers but has no search module
+    ├── RedisUnavailable (ConnectionError)    Redis unreachable, loading, read-only   [retryable]
+    ├── NotARedisServer (ConnectionError)     something answers at the URL, not Redis
+    ├── RedisAccessDenied (PermissionError)   wrong password, or an ACL forbids a command
+    ├── SearchModuleMissing                   Redis answers but has no search module
+    ├── RedisCommandError                     Redis refused a command (its reply says why)
     ├── EmbeddingError                        an embedding provider failed          [retryable]
     ├── EmbeddingMismatch (ValueError)        model/dimension differ from the index's
     │   └── IndexMoved                        a reindex swapped the index under a worker
     ├── ProviderError                         an LLM provider failed                [retryable]
     ├── PoisonMessage (ValueError)            a stream entry cannot be decoded
     └── NotFound (KeyError)                   no memory with that id
+
+``redis_errors`` is the boundary (in the style of httpx's
+``map_httpcore_exceptions``): every Redis call of the library runs inside it,
+and it turns ``redis.exceptions.*`` and redisvl errors into the errors above,
+``from`` the original. Apart from the script wrapper reloading a script the
+server forgot (``NOSCRIPT``, ``lua.py``), nothing else in the package
+catches a Redis exception type, so each failure reads the same wherever it
+happens.
 """
 
 from __future__ import annotations
+
+from types import TracebackType
 
 
 class HindsightError(Exception):
@@ -39,8 +54,16 @@ class ConfigError(HindsightError, ValueError):
     """Settings are invalid or contradict each other."""
 
 
-class InvalidMemory(HindsightError, ValueError):
-    """A memory or a query failed validation; the message says which field and why."""
+class InvalidArgument(HindsightError, ValueError):
+    """Bad input from the caller; the message says which argument and why."""
+
+
+class InvalidMemory(InvalidArgument):
+    """A memory (or a memory id) failed validation."""
+
+
+class InvalidQuery(InvalidArgument):
+    """A search argument failed validation (query, top_k, mode, time range, filters)."""
 
 
 class Backpressure(HindsightError):
@@ -80,13 +103,32 @@ class DataDirError(ServerError):
 
 
 class RedisUnavailable(HindsightError, ConnectionError):
-    """Redis could not be reached."""
+    """Redis could not be reached (or is loading its data, or is a read-only replica)."""
 
     retryable = True
 
 
-class MissingSearchModule(HindsightError):
+class NotARedisServer(HindsightError, ConnectionError):
+    """Something answers at the configured address, but it does not speak Redis."""
+
+
+class RedisAccessDenied(HindsightError, PermissionError):
+    """Redis refused the credentials, or its ACL forbids a command."""
+
+
+class SearchModuleMissing(HindsightError):
     """Redis answers but has no search module (RediSearch / Redis Query Engine)."""
+
+
+MissingSearchModule = SearchModuleMissing  # the name before 0.2; kept for one release
+
+
+class RedisCommandError(HindsightError):
+    """Redis refused a command; ``reply`` is the server's error text."""
+
+    def __init__(self, message: str, reply: str = "") -> None:
+        super().__init__(message)
+        self.reply = reply
 
 
 class EmbeddingError(HindsightError):
@@ -118,3 +160,103 @@ class NotFound(HindsightError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "not found"
+
+
+# -- the boundary -----------------------------------------------------------------
+
+SEARCH_MODULE_HINT = (
+    "use Redis 8 (its query engine is built in) or Redis Stack, or unset "
+    "HINDSIGHT_REDIS_URL to use the embedded server"
+)
+
+
+class redis_errors:
+    """Maps the Redis and redisvl errors raised inside the block to ``HindsightError``.
+
+    ``action`` names what was being done ("search", "write"), ``hint`` says
+    what the caller can do about an outage. Errors of this package pass
+    through unchanged, so blocks may nest.
+    """
+
+    __slots__ = ("action", "hint")
+
+    def __init__(self, action: str, *, hint: str = "") -> None:
+        self.action = action
+        self.hint = hint
+
+    def __enter__(self) -> redis_errors:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc is None or isinstance(exc, HindsightError) or not isinstance(exc, Exception):
+            return
+        mapped = map_redis_error(exc, self.action, self.hint)
+        if mapped is not None:
+            raise mapped from exc
+
+
+def map_redis_error(exc: Exception, action: str, hint: str = "") -> HindsightError | None:
+    """The ``HindsightError`` for a Redis/redisvl exception; None for anything else."""
+    # Imported here: the error tree itself stays importable without redis, and
+    # the happy path of every boundary pays nothing.
+    from redis import exceptions as rx
+    from redisvl.exceptions import RedisVLError
+
+    if isinstance(exc, RedisVLError):
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, rx.RedisError):
+            return map_redis_error(cause, action, hint)
+        return _from_reply(str(exc), action)
+    if not isinstance(exc, rx.RedisError):
+        return None
+    detail = str(exc) or type(exc).__name__
+    after = f"; {hint}" if hint else ""
+    if isinstance(exc, rx.AuthenticationError | rx.AuthorizationError):
+        return RedisAccessDenied(
+            f"cannot {action}: Redis refused the credentials ({detail}); check the "
+            "password in HINDSIGHT_REDIS_URL (redis://user:password@host:port)"
+        )
+    if isinstance(exc, rx.BusyLoadingError):
+        return RedisUnavailable(f"cannot {action}: Redis is loading its data, retry shortly{after}")
+    if isinstance(exc, rx.ConnectionError | rx.TimeoutError):
+        return RedisUnavailable(f"cannot {action}: Redis is unreachable ({detail}){after}")
+    if isinstance(exc, rx.InvalidResponse):
+        return NotARedisServer(
+            f"cannot {action}: the server at HINDSIGHT_REDIS_URL does not speak the Redis "
+            f"protocol ({detail}); point it at a Redis server, e.g. redis://localhost:6379"
+        )
+    if isinstance(exc, rx.DataError):
+        return InvalidArgument(f"cannot {action}: {detail}")
+    if isinstance(exc, rx.ReadOnlyError):
+        return RedisUnavailable(
+            f"cannot {action}: this Redis is a read-only replica ({detail}){after}"
+        )
+    if isinstance(exc, rx.NoPermissionError):
+        return RedisAccessDenied(f"cannot {action}: the Redis ACL forbids it ({detail})")
+    if isinstance(exc, rx.ResponseError):
+        return _from_reply(detail, action)
+    return RedisCommandError(f"cannot {action}: {detail}", detail)
+
+
+def _from_reply(reply: str, action: str) -> HindsightError:
+    """The error for a command Redis refused, from its reply text."""
+    lowered = reply.lower()
+    if "unknown command" in lowered and ("'ft." in lowered or "`ft." in lowered):
+        return SearchModuleMissing(
+            f"cannot {action}: this Redis has no search module (FT.* commands are unknown): "
+            f"{SEARCH_MODULE_HINT}"
+        )
+    if lowered.startswith("syntax error") or "syntax error at offset" in lowered:
+        return InvalidQuery(f"cannot {action}: the search engine rejected the query ({reply})")
+    if lowered.startswith("oom"):
+        return RedisCommandError(
+            f"cannot {action}: Redis is out of memory ({reply}); raise maxmemory or "
+            "archive and purge old memories",
+            reply,
+        )
+    return RedisCommandError(f"cannot {action}: Redis refused it ({reply})", reply)

@@ -17,21 +17,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.commands.search.index_definition import IndexDefinition, IndexType
-from redis.exceptions import RedisError, ResponseError
-from redisvl.index import AsyncSearchIndex
 
 from hindsight_redis import scripts
-from hindsight_redis.codec import as_text
-from hindsight_redis.errors import EmbeddingMismatch, RedisUnavailable
+from hindsight_redis.errors import EmbeddingMismatch, RedisCommandError, redis_errors
 from hindsight_redis.keys import Keys
-from hindsight_redis.providers.embedders import Embedder
+from hindsight_redis.providers.vectors import Embedder
+from hindsight_redis.resp import as_text, reply_map
 from hindsight_redis.schema import (
     CONTEXT_FIELD,
     DEFAULT_LANGUAGE,
@@ -43,13 +42,6 @@ from hindsight_redis.schema import (
 from hindsight_redis.settings import Settings
 
 logger = logging.getLogger(__name__)
-
-# Set all fields at once, only when no index was recorded yet (first writer wins).
-_RECORD_IF_ABSENT = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,18 +61,6 @@ class IndexInfo:
     def has_context(self) -> bool:
         """True when the index has the contextual vector field."""
         return self.context_dims > 0
-
-
-text = as_text  # the name the read side uses
-
-
-def reply_map(reply: Any) -> dict[str, Any]:
-    """A RESP2 flat list or RESP3 map reply as a ``str``-keyed dict."""
-    if isinstance(reply, Mapping):
-        return {text(k): v for k, v in reply.items()}
-    if isinstance(reply, list | tuple):
-        return {text(reply[i]): reply[i + 1] for i in range(0, len(reply) - 1, 2)}
-    return {}
 
 
 def _info_from_meta(keys: Keys, meta: Mapping[str, str]) -> IndexInfo:
@@ -133,14 +113,20 @@ class MemoryIndex:
 
     async def _meta(self) -> dict[str, str]:
         raw = await self._redis.hgetall(self._keys.index_meta)
-        return {text(k): text(v) for k, v in raw.items()}
+        return {as_text(k): as_text(v) for k, v in raw.items()}
 
     async def info(self) -> IndexInfo | None:
         """The recorded live index, or None before the first ``ensure``."""
-        meta = await self._meta()
+        with redis_errors("read the index record"):
+            meta = await self._meta()
         return _info_from_meta(self._keys, meta) if "generation" in meta else None
 
-    def _search_index(self, generation: int, dims: int, context_dims: int) -> AsyncSearchIndex:
+    async def _index_names(self) -> set[str]:
+        """The indexes on the server (``SearchModuleMissing`` without the search module)."""
+        names = await self._redis.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
+        return {as_text(n) for n in names}
+
+    async def _create(self, generation: int, dims: int, context_dims: int) -> None:
         schema = index_schema(
             self._keys,
             generation=generation,
@@ -150,11 +136,7 @@ class MemoryIndex:
             hnsw_ef_construction=self._settings.hnsw_ef_construction,
             hnsw_ef_runtime=self._settings.hnsw_ef_runtime,
         )
-        return AsyncSearchIndex(schema, redis_client=self._redis)
-
-    async def _create(self, generation: int, dims: int, context_dims: int) -> None:
-        index = self._search_index(generation, dims, context_dims)
-        if await index.exists():
+        if schema.index.name in await self._index_names():
             return
         definition = IndexDefinition(  # type: ignore[no-untyped-call]
             prefix=[self._keys.doc_prefix],
@@ -163,25 +145,28 @@ class MemoryIndex:
             language=DEFAULT_LANGUAGE,
         )
         try:
-            await self._redis.ft(index.name).create_index(
-                fields=index.schema.redis_fields,
-                definition=definition,
-                stopwords=index.schema.index.stopwords,
-            )
-        except ResponseError as e:
-            if "already exists" not in str(e).lower():
+            with redis_errors("create the search index"):
+                await self._redis.ft(schema.index.name).create_index(
+                    fields=schema.redis_fields,
+                    definition=definition,
+                    stopwords=schema.index.stopwords,
+                )
+        except RedisCommandError as e:
+            if "already exists" not in e.reply.lower():  # another process was first
                 raise
-        logger.info("created index %s (%d dims)", index.name, dims)
+        logger.info("created index %s (%d dims)", schema.index.name, dims)
 
     async def ensure(self, embedder: Embedder, contextual: Embedder | None = None) -> IndexInfo:
         """Create the index and alias if missing; check the embedders against them.
 
         A new index gets the contextual vector field when ``contextual`` is
         given. Raises ``EmbeddingMismatch`` when the index was built with
-        another model or dimension (for either vector). An index without the
-        contextual field stays without it (``reindex`` adds it).
+        another model or dimension (for either vector), ``SearchModuleMissing``
+        when the server cannot index at all. An index without the contextual
+        field stays without it (``reindex`` adds it).
         """
-        try:
+        with redis_errors("prepare the search index"):
+            await self._index_names()  # a server without the search module fails here
             meta = await self._meta()
             if "generation" not in meta:
                 record = {
@@ -192,39 +177,41 @@ class MemoryIndex:
                     "dims": str(embedder.dims),
                     **_context_record(contextual),
                 }
-                args = [x for pair in record.items() for x in pair]
-                await self._redis.eval(_RECORD_IF_ABSENT, 1, self._keys.index_meta, *args)
+                fields = [x for pair in record.items() for x in pair]
+                await scripts.record_if_absent(
+                    self._redis, index_meta=self._keys.index_meta, fields=fields
+                )
                 meta = await self._meta()
             info = _info_from_meta(self._keys, meta)
-            if info.model_id != embedder.model_id or info.dims != embedder.dims:
-                raise EmbeddingMismatch(mismatch_message(info, embedder.model_id, embedder.dims))
-            if (
-                contextual is not None
-                and info.has_context
-                and (
-                    info.context_model != contextual.model_id
-                    or info.context_dims != contextual.dims
-                )
-            ):
-                raise EmbeddingMismatch(context_mismatch_message(info, contextual))
-            if contextual is not None and not info.has_context:
-                logger.warning(
-                    "index %s has no contextual vectors; run hindsight-redis reindex to add them",
-                    info.alias,
-                )
+            self._check(info, embedder, contextual)
             await self._create(info.generation, info.dims, info.context_dims)
             # ADD, never UPDATE: only reindex moves the alias. An ensure that read
             # the old generation just before a reindex must not move it back.
             try:
-                await self._redis.execute_command(  # type: ignore[no-untyped-call]
-                    "FT.ALIASADD", self._keys.index_alias, info.name
-                )
-            except ResponseError as e:
-                if "exists" not in str(e).lower():
+                with redis_errors("add the index alias"):
+                    await self._redis.execute_command(  # type: ignore[no-untyped-call]
+                        "FT.ALIASADD", self._keys.index_alias, info.name
+                    )
+            except RedisCommandError as e:
+                if "exists" not in e.reply.lower():
                     raise
             return info
-        except RedisError as e:
-            raise RedisUnavailable(f"could not prepare the search index: {e}") from e
+
+    @staticmethod
+    def _check(info: IndexInfo, embedder: Embedder, contextual: Embedder | None) -> None:
+        if info.model_id != embedder.model_id or info.dims != embedder.dims:
+            raise EmbeddingMismatch(mismatch_message(info, embedder.model_id, embedder.dims))
+        if contextual is None:
+            return
+        if info.has_context and (
+            info.context_model != contextual.model_id or info.context_dims != contextual.dims
+        ):
+            raise EmbeddingMismatch(context_mismatch_message(info, contextual))
+        if not info.has_context:
+            logger.warning(
+                "index %s has no contextual vectors; run hindsight-redis reindex to add them",
+                info.alias,
+            )
 
     async def health(self) -> dict[str, Any]:
         """Index health for ``doctor``: docs, failures, progress, model, dims."""
@@ -232,9 +219,10 @@ class MemoryIndex:
         if info is None:
             return {"exists": False}
         try:
-            raw = reply_map(await self._redis.execute_command("FT.INFO", info.alias))  # type: ignore[no-untyped-call]
-        except ResponseError as e:
-            return {"exists": False, "error": str(e), "model_id": info.model_id}
+            with redis_errors("read the index"):
+                raw = reply_map(await self._redis.execute_command("FT.INFO", info.alias))  # type: ignore[no-untyped-call]
+        except RedisCommandError as e:
+            return {"exists": False, "error": e.reply, "model_id": info.model_id}
         return {
             "exists": True,
             "name": info.name,
@@ -243,10 +231,10 @@ class MemoryIndex:
             "model_id": info.model_id,
             "dims": info.dims,
             "context_model": info.context_model or None,
-            "num_docs": int(float(text(raw.get("num_docs", 0)))),
-            "hash_indexing_failures": int(float(text(raw.get("hash_indexing_failures", 0)))),
-            "percent_indexed": float(text(raw.get("percent_indexed", 1))),
-            "indexing": text(raw.get("indexing", 0)) not in ("0", ""),
+            "num_docs": int(float(as_text(raw.get("num_docs", 0)))),
+            "hash_indexing_failures": int(float(as_text(raw.get("hash_indexing_failures", 0)))),
+            "percent_indexed": float(as_text(raw.get("percent_indexed", 1))),
+            "indexing": as_text(raw.get("indexing", 0)) not in ("0", ""),
         }
 
     async def wait_indexed(self, name: str, timeout_s: float = 300.0) -> None:
@@ -254,29 +242,26 @@ class MemoryIndex:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:
-            raw = reply_map(await self._redis.execute_command("FT.INFO", name))  # type: ignore[no-untyped-call]
-            if float(text(raw.get("percent_indexed", 1))) >= 1.0:
+            with redis_errors("read the index"):
+                raw = reply_map(await self._redis.execute_command("FT.INFO", name))  # type: ignore[no-untyped-call]
+            if float(as_text(raw.get("percent_indexed", 1))) >= 1.0:
                 return
             if loop.time() > deadline:
                 raise TimeoutError(f"index {name} still indexing after {timeout_s}s")
             await asyncio.sleep(0.05)
 
     async def _scan_ids(self) -> list[str]:
-        ids: list[str] = []
-        async for key in self._redis.scan_iter(
-            match=self._escape_glob(self._keys.doc_prefix) + "*", count=1000
-        ):
-            ids.append(text(key))
-        return ids
+        pattern = self._escape_glob(self._keys.doc_prefix) + "*"
+        return [as_text(key) async for key in self._redis.scan_iter(match=pattern, count=1000)]
 
-    async def _each_memory(self, queue: Callable[[Any, str], Awaitable[None]]) -> None:
+    async def _each_memory(self, queue: Callable[[Pipeline, str], None]) -> None:
         """Run ``queue(pipe, key)`` for every memory hash, 1,000 per pipelined round trip."""
         ids = await self._scan_ids()
         for start in range(0, len(ids), 1000):
             async with self._redis.pipeline(transaction=False) as pipe:
                 for key in ids[start : start + 1000]:
-                    await queue(pipe, key)
-                await pipe.execute()
+                    queue(pipe, key)
+                await scripts.execute(pipe)
 
     @staticmethod
     def _escape_glob(value: str) -> str:
@@ -293,7 +278,7 @@ class MemoryIndex:
                     pipe.hmget(key, [TEXT_FIELD, field])
                 rows = await pipe.execute()
             todo = [
-                (key, text(row[0]))
+                (key, as_text(row[0]))
                 for key, row in zip(chunk, rows, strict=True)
                 if row[0] is not None and row[1] is None
             ]
@@ -318,12 +303,11 @@ class MemoryIndex:
         index has no contextual field).
         """
         await self._redis.hset(self._keys.index_meta, mapping=_context_record(contextual))
-        update = self._redis.register_script(scripts.UPDATE_EXISTING)
         fields = ["refine", "pending" if contextual is not None else "off"]
 
-        async def reset(pipe: Any, key: str) -> None:
+        def reset(pipe: Pipeline, key: str) -> None:
             pipe.hdel(key, CONTEXT_FIELD)  # on a deleted key: a no-op
-            await update(keys=[key], args=fields, client=pipe)
+            scripts.update_existing.queue(pipe, memory=key, fields=fields)
 
         await self._each_memory(reset)
 
@@ -341,13 +325,20 @@ class MemoryIndex:
         old = await self.info()
         if old is None:
             return await self.ensure(new_embedder, contextual)
+        with redis_errors("rebuild the search index"):
+            info = await self._rebuild(old, new_embedder, contextual)
+        return info
+
+    async def _rebuild(
+        self, old: IndexInfo, new_embedder: Embedder, contextual: Embedder | None
+    ) -> IndexInfo:
         context = _context_record(contextual)
-        if text(context["context_model"]) != old.context_model:
+        if as_text(context["context_model"]) != old.context_model:
             await self._reset_context(contextual)
         generation = old.generation + 1
         field = vector_field_name(generation)
         name = self._keys.index_name(generation)
-        await self._create(generation, new_embedder.dims, int(text(context["context_dims"])))
+        await self._create(generation, new_embedder.dims, int(as_text(context["context_dims"])))
         # Two passes: the second catches memories written during the first.
         total = 0
         for _ in range(2):
@@ -370,11 +361,12 @@ class MemoryIndex:
         # Memories committed between the last pass and the swap.
         total += await self._embed_missing(new_embedder, await self._scan_ids(), field)
         try:
-            await self._redis.execute_command("FT.DROPINDEX", old.name)  # type: ignore[no-untyped-call]
-        except ResponseError as e:
+            with redis_errors("drop the old index"):
+                await self._redis.execute_command("FT.DROPINDEX", old.name)  # type: ignore[no-untyped-call]
+        except RedisCommandError as e:
             logger.warning("could not drop old index %s: %s", old.name, e)
 
-        async def drop_old_vector(pipe: Any, key: str) -> None:
+        def drop_old_vector(pipe: Pipeline, key: str) -> None:
             pipe.hdel(key, old.vector_field)
 
         await self._each_memory(drop_old_vector)

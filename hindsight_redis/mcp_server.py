@@ -15,9 +15,9 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
+from hindsight_redis.client import AsyncMemoryClient
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.settings import Settings
-from hindsight_redis.store import AsyncMemoryClient
 
 T = TypeVar("T")
 INSTRUCTIONS = (
@@ -67,29 +67,35 @@ def build_server(settings: Settings, *, host: str = "127.0.0.1", port: int = 876
         source: str | None = None,
         tags: list[str] | None = None,
         protected: bool = False,
+        visibility: Literal["shared", "private"] = "shared",
         importance: float | None = None,
         idempotency_key: str | None = None,
         wait: bool = False,
+        timeout_s: float | None = None,
     ) -> dict[str, Any]:
         """Store a memory in the shared pool; returns its id and status.
 
         The write is accepted at once; the server filters it (acknowledgements
         and low-value text are dropped), summarizes long text and indexes it.
-        wait=true returns only once it is searchable, or says why it was dropped.
+        wait=true returns only once it is searchable, or says why it was dropped
+        (within timeout_s seconds). visibility="private" keeps it to agent_id.
         importance (0..1) is a hint; idempotency_key makes a retried write a no-op.
         """
-        fields = {
-            "agent_id": agent_id,
-            "session_id": session_id,
-            "task_type": task_type,
-            "source": source,
-            "tags": tags,
-            "importance": importance,
-            "idempotency_key": idempotency_key,
-        }
-        given = {k: v for k, v in fields.items() if v is not None}
         receipt = await memory.call(
-            lambda c: c.write(content, protected=protected, wait=wait, **given)
+            lambda c: c.write(
+                content,
+                agent_id=agent_id,
+                session_id=session_id,
+                task_type=task_type,
+                source=source,
+                tags=tags or (),
+                protected=protected,
+                visibility=visibility,
+                importance=importance,
+                idempotency_key=idempotency_key,
+                wait=wait,
+                timeout_s=timeout_s,
+            )
         )
         result: dict[str, Any] = _plain(receipt)
         return result

@@ -7,6 +7,7 @@ that the client, the MCP server and the CLI reject bad input the same way.
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -18,22 +19,22 @@ from hindsight_redis.errors import InvalidMemory
 EVENT_VERSION = 1
 MemoryStatus = Literal["active", "archived", "dropped", "merged"]
 SearchMode = Literal["hybrid", "vector", "keyword"]
-WRITE_FIELDS = frozenset(
-    {
-        "content",
-        "agent_id",
-        "session_id",
-        "task_type",
-        "source",
-        "tags",
-        "protected",
-        "idempotency_key",
-        "importance",
-        "wait",
-        "timeout",
-        "visibility",
-    }
+WRITE_FIELDS = (
+    "content",
+    "agent_id",
+    "session_id",
+    "task_type",
+    "source",
+    "tags",
+    "protected",
+    "visibility",
+    "importance",
+    "idempotency_key",
+    "wait",
+    "timeout_s",
 )
+"""The arguments of ``write()``, and the keys a ``write_many()`` item may have."""
+Visibility = Literal["shared", "private"]
 _MAX_ID_CHARS = 256
 _MAX_TAG_CHARS = 128
 
@@ -182,7 +183,7 @@ def build_event(
     now: float | None = None,
 ) -> MemoryEvent:
     """Validate the keyword arguments of a write and build its stream event."""
-    unknown = set(fields) - WRITE_FIELDS
+    unknown = set(fields) - set(WRITE_FIELDS)
     if unknown:
         raise InvalidMemory(f"unknown field(s): {', '.join(sorted(unknown))}")
     content = fields.get("content")
@@ -209,6 +210,10 @@ def build_event(
     visibility = _text("visibility", fields.get("visibility")) or "shared"
     if visibility not in ("shared", "private"):
         raise InvalidMemory('visibility must be "shared" or "private"')
+    wait = fields.get("wait", False)
+    if not isinstance(wait, bool):
+        raise InvalidMemory("wait must be true or false")
+    wait_timeout_s(fields, 0.0)  # validated with the rest, used by the client
     return MemoryEvent(
         event_id=event_id_for(namespace, key),
         namespace=namespace,
@@ -222,5 +227,20 @@ def build_event(
         importance=None if importance is None else float(importance),
         visibility=visibility,
         created_at=time.time() if now is None else now,
-        notify=bool(fields.get("wait", False)),
+        notify=wait,
     )
+
+
+def wait_timeout_s(fields: Mapping[str, Any], default_s: float) -> float:
+    """How long a ``wait=True`` write waits: ``timeout_s`` (seconds, >= 0) or ``default_s``.
+
+    ``0`` means one look at the outcome, not the default.
+    """
+    value = fields.get("timeout_s")
+    if value is None:
+        return default_s
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidMemory(f"timeout_s must be a number of seconds, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise InvalidMemory(f"timeout_s must be a finite number >= 0, got {value!r}")
+    return float(value)

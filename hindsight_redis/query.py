@@ -1,4 +1,4 @@
-"""Pure query building: filters, keyword queries, and score fusion.
+"""Pure query building: search arguments, filters, keyword queries, leg commands.
 
 No I/O. Everything user-supplied that reaches RediSearch's query syntax
 passes through here: tag values are escaped character by character, and the
@@ -11,7 +11,7 @@ except ``_`` (so ``ERR_CONN_RESET`` and ``user_42`` are single terms while
 segmented into words and split on ``_`` too. An identifier in a query
 therefore becomes its plain terms plus the exact phrases of its parts, which
 find it in either kind of document. Chinese runs of the query are segmented
-by the server (``segment_hint`` / ``parse_explain``) before building.
+by the server (``parse_explain``) before building.
 """
 
 from __future__ import annotations
@@ -19,15 +19,23 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
+from hindsight_redis.documents import SCOPE_FIELDS
+from hindsight_redis.errors import InvalidQuery
 from hindsight_redis.models import SearchFilters
-from hindsight_redis.schema import STOPWORDS, TEXT_FIELD
+from hindsight_redis.resp import as_text
+from hindsight_redis.schema import TEXT_FIELD, stopword_set
+from hindsight_redis.text import HAN_CLASS, han_runs, is_han_word
 
-_STOP = frozenset(STOPWORDS)
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+MODES = ("hybrid", "vector", "keyword")
+MAX_QUERY_CHARS = 8_000
+MAX_TOP_K = 100
+SCORER = "BM25STD"
+DISTANCE = "__dist"
+"""The name a KNN leg gives its distance (``1 - cosine``)."""
 # A "word" is a run of letters/digits joined by '-', '_', '.', '/', "'" (no Han).
-_WORD = re.compile(rf"[^\W{_HAN}]+(?:[-_./'][^\W{_HAN}]+)*")
-_HAN_RUN = re.compile(rf"[{_HAN}]+")
+_WORD = re.compile(rf"[^\W{HAN_CLASS}]+(?:[-_./'][^\W{HAN_CLASS}]+)*")
 _PART = re.compile(r"[^\W_]+|_")
 _MAX_TERMS = 64
 # Weight of the keyword leg's union clause (stem-aware, partially scored under
@@ -38,7 +46,7 @@ UNION_WEIGHT = 0.5
 def escape_tag(value: str) -> str:
     """A tag value safe inside ``@field:{...}``: every non-word character escaped."""
     if not value:
-        raise ValueError("tag values must not be empty")
+        raise InvalidQuery("tag values must not be empty")
     return "".join(ch if ch.isalnum() or ch == "_" else "\\" + ch for ch in value)
 
 
@@ -49,8 +57,69 @@ def tag_clause(field: str, value: str) -> str:
 
 def _number(value: float) -> str:
     if not math.isfinite(value):
-        raise ValueError("time bounds must be finite numbers")
+        raise InvalidQuery("time bounds must be finite numbers")
     return repr(float(value))
+
+
+def check_search(query: object, top_k: object, mode: object) -> str:
+    """The stripped query, once the arguments of a search are valid; ``InvalidQuery`` if not."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidQuery("query must be a non-empty string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidQuery(f"query is {len(query)} characters, limit is {MAX_QUERY_CHARS}")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise InvalidQuery(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
+    if mode not in MODES:
+        raise InvalidQuery(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return query.strip()
+
+
+def _filter_text(name: str, value: object) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InvalidQuery(f"{name} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _bound(name: str, value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidQuery(f"{name} must be a finite number (unix seconds), got {value!r}")
+    return float(value)
+
+
+def search_filters(
+    *,
+    agent_id: object = None,
+    session_id: object = None,
+    task_type: object = None,
+    tags: object = None,
+    since: object = None,
+    until: object = None,
+    include_archived: object = False,
+) -> SearchFilters:
+    """Validated ``SearchFilters`` from the keyword arguments of ``search()``."""
+    if tags is not None and (isinstance(tags, str) or not isinstance(tags, Sequence)):
+        raise InvalidQuery("tags must be a list of strings")
+    tag_values = None if tags is None else tuple(tags)
+    if tag_values is not None and not all(isinstance(t, str) and t for t in tag_values):
+        raise InvalidQuery("tags must be non-empty strings")
+    low, high = _bound("since", since), _bound("until", until)
+    if low is not None and high is not None and low > high:
+        raise InvalidQuery(f"since ({low}) is after until ({high})")
+    if not isinstance(include_archived, bool):
+        raise InvalidQuery("include_archived must be true or false")
+    return SearchFilters(
+        agent_id=_filter_text("agent_id", agent_id),
+        session_id=_filter_text("session_id", session_id),
+        task_type=_filter_text("task_type", task_type),
+        tags=tag_values,
+        since=low,
+        until=high,
+        include_archived=include_archived,
+    )
 
 
 def refine_pending_filter(namespace: str) -> str:
@@ -85,11 +154,6 @@ def build_filter(namespace: str, filters: SearchFilters) -> str:
     return " ".join(parts)
 
 
-def han_runs(text: str) -> list[str]:
-    """The runs of Han characters in ``text`` (to be segmented by the server)."""
-    return _HAN_RUN.findall(text)
-
-
 def parse_explain(lines: Iterable[str | bytes]) -> list[str]:
     """Words of an ``FT.EXPLAINCLI`` plan: its leaf terms, segmented ones first."""
     expanded: list[str] = []
@@ -103,7 +167,7 @@ def parse_explain(lines: Iterable[str | bytes]) -> list[str]:
         else:
             plain.append(line.lstrip("+"))
     words = expanded or plain
-    return [w for w in dict.fromkeys(words) if w and _HAN_RUN.fullmatch(w)]
+    return [w for w in dict.fromkeys(words) if w and is_han_word(w)]
 
 
 def _quote_phrase(parts: Sequence[str]) -> str:
@@ -117,13 +181,14 @@ def keyword_terms(text: str, segmented: Mapping[str, Sequence[str]] | None = Non
     ``"err conn reset"``). ``segmented`` maps a Han run to its words; runs
     not in it are used whole.
     """
+    stop = stopword_set()
     terms: list[str] = []
     for match in _WORD.finditer(text.lower()):
         word = match.group(0).strip("'")
         # The English tokenizer keeps '_' inside a term and splits on the rest.
         pieces = [p for p in re.split(r"[^\w]+", word) if p]
         for piece in pieces:
-            if piece not in _STOP and piece.strip("_") != "":
+            if piece not in stop and piece.strip("_") != "":
                 terms.append(piece)
         if len(pieces) > 1 and re.search(r"[-_./]", word):
             terms.append(_quote_phrase(pieces))
@@ -184,74 +249,48 @@ def is_selective(filters: SearchFilters) -> bool:
     )
 
 
-def rrf(rankings: Sequence[Sequence[str]], *, k: int = 60) -> dict[str, float]:
-    """Reciprocal rank fusion: ``sum(1 / (k + rank))`` over each ranking."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, doc_id in enumerate(ranking, start=1):
-            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
-    return scores
+def visible(fields: Mapping[str, Any], namespace: str, filters: SearchFilters) -> bool:
+    """The default filters of ``build_filter``, checked on a row's ``SCOPE_FIELDS``.
 
-
-def min_max(scores: Mapping[str, float], *, floor: float | None = None) -> dict[str, float]:
-    """Scores scaled to 0..1 (all 1.0 when they are equal).
-
-    ``floor`` caps the low end (``min(floor, lowest)``): with ``floor=0`` a
-    top-k list of BM25 scores is scaled as if the unmatched rest of the
-    collection, scoring 0, had been included.
+    Searches post-filter these (they match nearly every memory, and as a
+    pre-filter they cost more than they save).
     """
-    if not scores:
-        return {}
-    low, high = min(scores.values()), max(scores.values())
-    if floor is not None:
-        low = min(low, floor)
-    if high - low <= 1e-12:
-        return dict.fromkeys(scores, 1.0)
-    return {k: (v - low) / (high - low) for k, v in scores.items()}
+    if as_text(fields.get("namespace")) != namespace:
+        return False
+    if not filters.include_archived and as_text(fields.get("status")) != "active":
+        return False
+    return bool(filters.agent_id) or as_text(fields.get("visibility")) in ("shared", "")
 
 
-def linear_blend(
-    vector: Mapping[str, float],
-    keyword: Mapping[str, float],
-    *,
-    alpha: float,
-    keyword_complete: bool = False,
-    contextual: Mapping[str, float] | None = None,
-    contextual_weight: float = 0.0,
-) -> dict[str, float]:
-    """``alpha * minmax(cosine) + (1 - alpha) * minmax0(bm25)`` over the candidate lists.
+def knn_command(
+    index: str,
+    field: str,
+    filter_expr: str | None,
+    vector: bytes,
+    k: int,
+    ef_runtime: int,
+    also: Sequence[str] = (),
+) -> list[Any]:
+    """``FT.SEARCH`` of the ``k`` nearest ``field`` vectors (within ``filter_expr``).
 
-    Cosines are min-max scaled over ``vector``, BM25 scores over
-    ``keyword`` with 0 as the low end (``min_max(floor=0)``). A
-    document missing from one list gets that list's lowest scaled score: it
-    ranked below every candidate there, but is not known to be unrelated.
-    (On LoCoMo this beat raw cosines, z-scores and a missing score of 0.)
-    With ``keyword_complete`` (the keyword leg returned every match, fewer
-    than it asked for) a document missing from it matches no query term and
-    gets 0: otherwise, in a small pool, a text sharing no word with the
-    query would inherit the keyword credit of the weakest real match.
-
-    With ``contextual`` cosines, the blend is ``w * minmax(contextual) +
-    (1 - w) * (the blend above)``, ``w = contextual_weight``. A document
-    without a contextual score (not refined yet) is ranked by the blend
-    above alone, as if its contextual score agreed with it: a memory written
-    a second ago must not lose to unrelated refined ones.
+    Rows carry ``SCOPE_FIELDS``, the ``also`` fields and their distance ``DISTANCE``.
     """
-    if not 0.0 <= alpha <= 1.0 or not 0.0 <= contextual_weight <= 1.0:
-        raise ValueError("alpha and contextual_weight must be between 0 and 1")
-    vec = min_max(vector)
-    kw = min_max(keyword, floor=0.0)
-    ctx = min_max(contextual or {})
-    vec_low = min(vec.values(), default=0.0)
-    kw_low = 0.0 if keyword_complete else min(kw.values(), default=0.0)
-    weight = contextual_weight if ctx else 0.0
-    fused = {}
-    for doc_id in dict.fromkeys([*vector, *keyword, *(contextual or {})]):
-        base = alpha * vec.get(doc_id, vec_low) + (1 - alpha) * kw.get(doc_id, kw_low)
-        fused[doc_id] = weight * ctx.get(doc_id, base) + (1 - weight) * base
-    return fused
+    scope = "*" if filter_expr is None else f"({filter_expr})"
+    knn = f"{scope}=>[KNN $K @{field} $BLOB EF_RUNTIME $EF AS {DISTANCE}]"
+    fields = [*SCOPE_FIELDS, *also, DISTANCE]
+    return [
+        "FT.SEARCH", index, knn,
+        "PARAMS", "6", "K", str(k), "BLOB", vector, "EF", str(max(ef_runtime, k)),
+        "SORTBY", DISTANCE, "ASC", "LIMIT", "0", str(k),
+        "RETURN", str(len(fields)), *fields,
+        "DIALECT", "2",
+    ]  # fmt: skip
 
 
-def top(scores: Mapping[str, float], n: int) -> list[str]:
-    """The ``n`` ids with the highest scores (ties by id, for stable output)."""
-    return sorted(scores, key=lambda d: (-scores[d], d))[:n]
+def keyword_command(index: str, query: str, k: int, also: Sequence[str] = ()) -> list[Any]:
+    """``FT.SEARCH`` of the ``k`` best BM25 matches of ``query`` (``keyword_query``)."""
+    fields = [*SCOPE_FIELDS, *also]
+    return [
+        "FT.SEARCH", index, query, "SCORER", SCORER, "WITHSCORES",
+        "LIMIT", "0", str(k), "RETURN", str(len(fields)), *fields, "DIALECT", "2",
+    ]  # fmt: skip

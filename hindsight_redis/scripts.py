@@ -1,155 +1,292 @@
-"""Lua scripts that make each state change atomic.
+"""Every Lua script of the package: each state change that must be atomic.
 
-Pure module: only script sources. Every key a script touches is passed in
-KEYS and shares the namespace hash tag, so the scripts also run on a cluster.
+Declared with ``lua.redis_script``: the signature names the KEYS and ARGV, the
+docstring is the Lua body. Every key a script touches comes in KEYS and
+shares the namespace hash tag, so the scripts also run on a cluster.
 """
 
 from __future__ import annotations
 
-# Accepted writes are counted by the stream itself (XINFO STREAM entries-added);
-# the backlog is that minus the workers' "processed" counter.
-# KEYS: stream, stats, then one idempotency key per write
-# ARGV: max_backlog, idempotency ttl (s), then per write: payload, has key ("1"/"0")
-# -> "b:<backlog>" when the backlog is at its limit (nothing written), else one
-#    reply per write: "a:<stream id>" accepted | "d:<first stream id>" duplicate
-WRITE = """
-local added = 0
-local ok, info = pcall(redis.call, 'XINFO', 'STREAM', KEYS[1])
-if ok then
-  for i = 1, #info, 2 do
-    if info[i] == 'entries-added' then added = tonumber(info[i + 1]) end
-  end
-end
-local processed = tonumber(redis.call('HGET', KEYS[2], 'processed') or '0')
-local backlog = added - processed
-if backlog >= tonumber(ARGV[1]) then return 'b:' .. backlog end
-local ttl = tonumber(ARGV[2])
-local replies = {}
-for i = 3, #KEYS do
-  local payload = ARGV[2 * i - 3]
-  local keyed = ARGV[2 * i - 2] == '1'
-  local first = keyed and redis.call('GET', KEYS[i])
-  if first then
-    replies[#replies + 1] = 'd:' .. first
-  else
-    local id = redis.call('XADD', KEYS[1], '*', 'e', payload)
-    if keyed then redis.call('SET', KEYS[i], id, 'EX', ttl) end
-    replies[#replies + 1] = 'a:' .. id
-  end
-end
-return replies
-"""
+from typing import Any
 
-# KEYS: outcome, stream, stats, target doc, notify list, errors hash, recent drops,
-#       index meta, then the docs of memories the new one conflicts with
-# ARGV: group, entry id, op (index|merge|drop), outcome json, outcome ttl (s),
-#       notify ("1"/"0"), now, memory id, source, n extra counters, counters...,
-#       then for op=index the doc's field/value pairs as one msgpack array
-#       (one argument instead of ~50 keeps the client's packing cheap), and last
-#       the index generation the worker embedded for
-# -> 1 committed, 0 already committed (only acked), -1 merge target vanished,
-#    -2 the index moved to a new generation (reindex): nothing done
-COMMIT = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('XACK', KEYS[2], ARGV[1], ARGV[2])
-  return 0
-end
-local op = ARGV[3]
-if op ~= 'drop' and redis.call('HGET', KEYS[8], 'generation') ~= ARGV[#ARGV] then
-  return -2
-end
-local ncounters = tonumber(ARGV[10])
-local first_field = 11 + ncounters
-local function append_unique(list, item)
-  if item == '' then return list end
-  for part in string.gmatch(list, '[^|]+') do
-    if part == item then return list end
-  end
-  if list == '' then return item end
-  return list .. '|' .. item
-end
-if op == 'index' then
-  local fields = cmsgpack.unpack(ARGV[first_field])
-  redis.call('HSET', KEYS[4], unpack(fields))
-  for k = 9, #KEYS do
-    if redis.call('EXISTS', KEYS[k]) == 1 then
-      local old = redis.call('HGET', KEYS[k], 'conflicts_with') or ''
-      redis.call('HSET', KEYS[k], 'conflicts_with', append_unique(old, ARGV[8]),
-                 'review', 'conflict')
+from redis.asyncio import Redis
+
+from hindsight_redis.lua import Arg, ArgList, Key, KeyList, execute, redis_script
+
+__all__ = [
+    "commit",
+    "dead_letter",
+    "execute",
+    "flush_access",
+    "record_if_absent",
+    "refine",
+    "replay",
+    "update_existing",
+    "write_events",
+]
+
+
+# -- the write path -----------------------------------------------------------------
+
+
+@redis_script
+async def write_events(
+    redis: Redis,
+    *,
+    stream: Key,
+    stats: Key,
+    idempotency: KeyList,
+    max_backlog: Arg[int],
+    idempotency_ttl_s: Arg[int],
+    events: ArgList,
+) -> Any:
+    """
+    -- Accepted writes are counted by the stream itself (XINFO STREAM entries-added);
+    -- the backlog is that minus the workers' "processed" counter.
+    -- idempotency: one key per write; events: per write, its payload and "1" when
+    -- it has an idempotency key (else "0").
+    -- -> "b:<backlog>" when the backlog is at its limit (nothing written), else one
+    --    reply per write: "a:<stream id>" accepted | "d:<first stream id>" duplicate
+    local added = 0
+    local ok, info = pcall(redis.call, 'XINFO', 'STREAM', stream)
+    if ok then
+      for i = 1, #info, 2 do
+        if info[i] == 'entries-added' then added = tonumber(info[i + 1]) end
+      end
     end
-  end
-elseif op == 'merge' then
-  if redis.call('EXISTS', KEYS[4]) == 0 then return -1 end
-  local sources = redis.call('HGET', KEYS[4], 'sources') or ''
-  redis.call('HSET', KEYS[4], 'sources', append_unique(sources, ARGV[9]),
-             'last_accessed_at', ARGV[7])
-  redis.call('HINCRBY', KEYS[4], 'access_count', 1)
-elseif op == 'drop' then
-  redis.call('XADD', KEYS[7], 'MAXLEN', '~', '1000', '*', 'o', ARGV[4])
-end
-redis.call('SET', KEYS[1], ARGV[4], 'EX', tonumber(ARGV[5]))
-redis.call('XACK', KEYS[2], ARGV[1], ARGV[2])
-redis.call('HINCRBY', KEYS[3], 'processed', 1)
-for i = 11, 10 + ncounters do redis.call('HINCRBY', KEYS[3], ARGV[i], 1) end
-redis.call('HDEL', KEYS[6], ARGV[2])
-if ARGV[6] == '1' then
-  redis.call('RPUSH', KEYS[5], ARGV[4])
-  redis.call('EXPIRE', KEYS[5], 300)
-end
-return 1
-"""
+    local processed = tonumber(redis.call('HGET', stats, 'processed') or '0')
+    local backlog = added - processed
+    if backlog >= max_backlog then return 'b:' .. backlog end
+    local replies = {}
+    for i = idempotency_first, #KEYS do
+      local slot = events_first + 2 * (i - idempotency_first)
+      local keyed = ARGV[slot + 1] == '1'
+      local first = keyed and redis.call('GET', KEYS[i])
+      if first then
+        replies[#replies + 1] = 'd:' .. first
+      else
+        local id = redis.call('XADD', stream, '*', 'e', ARGV[slot])
+        if keyed then redis.call('SET', KEYS[i], id, 'EX', idempotency_ttl_s) end
+        replies[#replies + 1] = 'a:' .. id
+      end
+    end
+    return replies
+    """
+    ...
 
-# KEYS: stream, dead letters, stats, errors hash, notify list (or any key of the tag)
-# ARGV: group, entry id, payload, error, deliveries, now, notify ("1"/"0"), outcome json
-DEAD_LETTER = """
-local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
-if acked == 0 then return 0 end
-redis.call('XADD', KEYS[2], '*', 'entry_id', ARGV[2], 'e', ARGV[3], 'error', ARGV[4],
-           'deliveries', ARGV[5], 'failed_at', ARGV[6])
-redis.call('HINCRBY', KEYS[3], 'processed', 1)
-redis.call('HINCRBY', KEYS[3], 'dead_lettered', 1)
-redis.call('HDEL', KEYS[4], ARGV[2])
-if ARGV[7] == '1' then
-  redis.call('RPUSH', KEYS[5], ARGV[8])
-  redis.call('EXPIRE', KEYS[5], 300)
-end
-return 1
-"""
 
-# KEYS: stream, dead letters, stats
-# ARGV: dead-letter entry id
-# -> new stream id, or false when the dead letter does not exist
-REPLAY = """
-local entries = redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1])
-if #entries == 0 then return false end
-local fields = entries[1][2]
-local payload = nil
-for i = 1, #fields, 2 do
-  if fields[i] == 'e' then payload = fields[i + 1] end
-end
-if not payload then return false end
-local id = redis.call('XADD', KEYS[1], '*', 'e', payload)
-redis.call('HINCRBY', KEYS[3], 'replayed', 1)
-redis.call('XDEL', KEYS[2], ARGV[1])
-return id
-"""
+# -- workers --------------------------------------------------------------------------
 
-# KEYS: a memory hash; ARGV: field/value pairs
-# -> 1 updated, 0 no such memory (a plain HSET on a missing key would create one)
-UPDATE_EXISTING = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1
-"""
 
-# Store a memory's contextual vector (pipeline.refine). Skipped (0) when the
-# memory is gone or its content is not the text that was embedded; refused
-# (-1) when the index now records another contextual model (a reindex
-# switched it), so a stale refiner never writes vectors of the wrong model.
-# KEYS: doc, index meta. ARGV: content, field, vector, model.
-REFINE = """
-if redis.call('HGET', KEYS[2], 'context_model') ~= ARGV[4] then return -1 end
-if redis.call('HGET', KEYS[1], 'content') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[3], 'refine', 'done')
-return 1
-"""
+@redis_script
+async def commit(
+    redis: Redis,
+    *,
+    outcome_key: Key,
+    stream: Key,
+    stats: Key,
+    target: Key,
+    notify_list: Key,
+    errors: Key,
+    recent_drops: Key,
+    index_meta: Key,
+    conflicts: KeyList,
+    group: Arg[str],
+    entry_id: Arg[str],
+    op: Arg[str],
+    outcome: Arg[str],
+    outcome_ttl_s: Arg[int],
+    notify: Arg[bool],
+    now: Arg[str],
+    memory_id: Arg[str],
+    source: Arg[str],
+    fields: Arg[bytes],
+    generation: Arg[str],
+    counters: ArgList,
+) -> int:
+    """
+    -- One candidate's state change, outcome, XACK and counters, atomically.
+    -- op: index (fields: the doc's field/value pairs as one msgpack array, cheaper to
+    -- pack than ~50 arguments) | merge (into target) | drop. conflicts: the memories
+    -- the new one contradicts. generation: the index generation the worker embedded for.
+    -- -> 1 committed, 0 already committed (only acked), -1 merge target vanished,
+    --    -2 the index moved to a new generation (reindex): nothing done
+    if redis.call('EXISTS', outcome_key) == 1 then
+      redis.call('XACK', stream, group, entry_id)
+      return 0
+    end
+    if op ~= 'drop' and redis.call('HGET', index_meta, 'generation') ~= generation then
+      return -2
+    end
+    local function append_unique(list, item)
+      if item == '' then return list end
+      for part in string.gmatch(list, '[^|]+') do
+        if part == item then return list end
+      end
+      if list == '' then return item end
+      return list .. '|' .. item
+    end
+    if op == 'index' then
+      redis.call('HSET', target, unpack(cmsgpack.unpack(fields)))
+      for k = conflicts_first, #KEYS do
+        if redis.call('EXISTS', KEYS[k]) == 1 then
+          local old = redis.call('HGET', KEYS[k], 'conflicts_with') or ''
+          redis.call('HSET', KEYS[k], 'conflicts_with', append_unique(old, memory_id),
+                     'review', 'conflict')
+        end
+      end
+    elseif op == 'merge' then
+      if redis.call('EXISTS', target) == 0 then return -1 end
+      local sources = redis.call('HGET', target, 'sources') or ''
+      redis.call('HSET', target, 'sources', append_unique(sources, source),
+                 'last_accessed_at', now)
+      redis.call('HINCRBY', target, 'access_count', 1)
+    elseif op == 'drop' then
+      redis.call('XADD', recent_drops, 'MAXLEN', '~', '1000', '*', 'o', outcome)
+    end
+    redis.call('SET', outcome_key, outcome, 'EX', outcome_ttl_s)
+    redis.call('XACK', stream, group, entry_id)
+    redis.call('HINCRBY', stats, 'processed', 1)
+    for i = counters_first, #ARGV do redis.call('HINCRBY', stats, ARGV[i], 1) end
+    redis.call('HDEL', errors, entry_id)
+    if notify then
+      redis.call('RPUSH', notify_list, outcome)
+      redis.call('EXPIRE', notify_list, 300)
+    end
+    return 1
+    """
+    ...
+
+
+@redis_script
+async def dead_letter(
+    redis: Redis,
+    *,
+    stream: Key,
+    dead_letters: Key,
+    stats: Key,
+    errors: Key,
+    notify_list: Key,
+    group: Arg[str],
+    entry_id: Arg[str],
+    payload: Arg[bytes],
+    error: Arg[str],
+    deliveries: Arg[int],
+    failed_at: Arg[str],
+    notify: Arg[bool],
+    outcome: Arg[str],
+) -> int:
+    """
+    -- Move a stream entry to the dead letters with its error. -> 1, or 0 if already gone.
+    local acked = redis.call('XACK', stream, group, entry_id)
+    if acked == 0 then return 0 end
+    redis.call('XADD', dead_letters, '*', 'entry_id', entry_id, 'e', payload, 'error', error,
+               'deliveries', deliveries, 'failed_at', failed_at)
+    redis.call('HINCRBY', stats, 'processed', 1)
+    redis.call('HINCRBY', stats, 'dead_lettered', 1)
+    redis.call('HDEL', errors, entry_id)
+    if notify then
+      redis.call('RPUSH', notify_list, outcome)
+      redis.call('EXPIRE', notify_list, 300)
+    end
+    return 1
+    """
+    ...
+
+
+@redis_script
+async def replay(
+    redis: Redis, *, stream: Key, dead_letters: Key, stats: Key, dlq_id: Arg[str]
+) -> Any:
+    """
+    -- Put one dead letter back on the stream. -> its new stream id, or false if absent.
+    local entries = redis.call('XRANGE', dead_letters, dlq_id, dlq_id)
+    if #entries == 0 then return false end
+    local fields = entries[1][2]
+    local payload = nil
+    for i = 1, #fields, 2 do
+      if fields[i] == 'e' then payload = fields[i + 1] end
+    end
+    if not payload then return false end
+    local id = redis.call('XADD', stream, '*', 'e', payload)
+    redis.call('HINCRBY', stats, 'replayed', 1)
+    redis.call('XDEL', dead_letters, dlq_id)
+    return id
+    """
+    ...
+
+
+@redis_script
+async def refine(
+    redis: Redis,
+    *,
+    memory: Key,
+    index_meta: Key,
+    content: Arg[str],
+    field: Arg[str],
+    vector: Arg[bytes],
+    model: Arg[str],
+) -> int:
+    """
+    -- Store a memory's contextual vector (pipeline.refine). Skipped (0) when the memory
+    -- is gone or its content is not the text that was embedded; refused (-1) when the
+    -- index now records another contextual model (a reindex switched it), so a stale
+    -- refiner never writes vectors of the wrong model. -> 1 stored
+    if redis.call('HGET', index_meta, 'context_model') ~= model then return -1 end
+    if redis.call('HGET', memory, 'content') ~= content then return 0 end
+    redis.call('HSET', memory, field, vector, 'refine', 'done')
+    return 1
+    """
+    ...
+
+
+@redis_script
+async def flush_access(
+    redis: Redis, *, access_log: Key, memories: KeyList, now: Arg[str], ids: ArgList
+) -> int:
+    """
+    -- Fold the pending hit counts of some memories (ids, with their hashes in
+    -- memories) into access_count / last_accessed_at; memories deleted since are
+    -- skipped. -> how many log entries were folded in
+    local done = 0
+    for i = memories_first, #KEYS do
+      local id = ARGV[ids_first + i - memories_first]
+      local hits = redis.call('HGET', access_log, id)
+      if hits then
+        if redis.call('EXISTS', KEYS[i]) == 1 then
+          redis.call('HINCRBY', KEYS[i], 'access_count', hits)
+          redis.call('HSET', KEYS[i], 'last_accessed_at', now)
+        end
+        redis.call('HDEL', access_log, id)
+        done = done + 1
+      end
+    end
+    return done
+    """
+    ...
+
+
+# -- memories and the index -----------------------------------------------------------
+
+
+@redis_script
+async def update_existing(redis: Redis, *, memory: Key, fields: ArgList) -> int:
+    """
+    -- HSET field/value pairs on a memory that exists. -> 1 updated, 0 no such memory
+    -- (a plain HSET on a missing key would create one)
+    if redis.call('EXISTS', memory) == 0 then return 0 end
+    redis.call('HSET', memory, unpack(ARGV, fields_first))
+    return 1
+    """
+    ...
+
+
+@redis_script
+async def record_if_absent(redis: Redis, *, index_meta: Key, fields: ArgList) -> int:
+    """
+    -- Record the index (all fields at once) unless one is recorded: first writer wins.
+    if redis.call('EXISTS', index_meta) == 1 then return 0 end
+    redis.call('HSET', index_meta, unpack(ARGV, fields_first))
+    return 1
+    """
+    ...

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -178,3 +178,21 @@ class Settings(BaseSettings):
         if path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
         return tuple(sources)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """``Settings(**overrides)``, with invalid values reported as one ``ConfigError``.
+
+    The message names each bad setting, its source-independent name
+    (``HINDSIGHT_<NAME>``) and what is wrong with it.
+    """
+    from hindsight_redis.errors import ConfigError
+
+    try:
+        return Settings(**overrides)
+    except ValidationError as e:
+        problems = []
+        for error in e.errors():
+            name = ".".join(str(part) for part in error["loc"]) or "settings"
+            problems.append(f"{name} (HINDSIGHT_{name.upper()}): {error['msg']}")
+        raise ConfigError("invalid settings: " + "; ".join(problems)) from None

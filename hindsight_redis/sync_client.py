@@ -1,35 +1,50 @@
 """``MemoryClient``: the blocking twin of ``AsyncMemoryClient``.
 
-It holds no logic of its own: each method runs the async client's method on
-a private event loop in a background thread, so both can never drift apart.
+It holds no logic of its own: each method is the async client's method, run
+on a private event loop in a background thread. The methods are made from
+the async ones (``_blocking``), so they carry the same signatures and
+docstrings, for type checkers and ``help()`` alike, and can never drift.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
-from collections.abc import Coroutine, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from hindsight_redis.deadletters import DeadLetter
-from hindsight_redis.models import MemoryRecord, SearchHit, SearchMode, WriteReceipt
+from hindsight_redis.client import AsyncMemoryClient
 from hindsight_redis.settings import Settings
-from hindsight_redis.store import AsyncMemoryClient
 
+P = ParamSpec("P")
 T = TypeVar("T")
+
+
+def _blocking(
+    method: Callable[Concatenate[AsyncMemoryClient, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[MemoryClient, P], T]:
+    """The blocking form of an ``AsyncMemoryClient`` method."""
+
+    def run(self: MemoryClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._run(method(self._client, *args, **kwargs))
+
+    functools.update_wrapper(run, method)  # name, docstring, signature (via __wrapped__)
+    return run
 
 
 class MemoryClient:
     """Blocking client with the same methods as ``AsyncMemoryClient``."""
 
     def __init__(self, settings: Settings | None = None) -> None:
+        # The async client first: bad settings raise here, before any thread exists.
+        self._client = AsyncMemoryClient(settings)
+        self.settings = self._client.settings
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="hindsight-client", daemon=True
         )
         self._thread.start()
-        self._client = AsyncMemoryClient(settings)
-        self.settings = self._client.settings
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
@@ -49,52 +64,15 @@ class MemoryClient:
         self._thread.join()
         self._loop.close()
 
-    def write(self, content: str, **fields: Any) -> WriteReceipt:
-        """See ``AsyncMemoryClient.write``."""
-        return self._run(self._client.write(content, **fields))
-
-    def write_many(self, items: Sequence[Mapping[str, Any]]) -> list[WriteReceipt]:
-        """See ``AsyncMemoryClient.write_many``."""
-        return self._run(self._client.write_many(items))
-
-    def search(
-        self, query: str, *, top_k: int = 5, mode: SearchMode = "hybrid", **filters: Any
-    ) -> list[SearchHit]:
-        """See ``AsyncMemoryClient.search``."""
-        return self._run(self._client.search(query, top_k=top_k, mode=mode, **filters))
-
-    def get(self, memory_id: str) -> MemoryRecord | None:
-        """See ``AsyncMemoryClient.get``."""
-        return self._run(self._client.get(memory_id))
-
-    def forget(self, memory_id: str) -> MemoryRecord:
-        """See ``AsyncMemoryClient.forget``."""
-        return self._run(self._client.forget(memory_id))
-
-    def restore(self, memory_id: str) -> MemoryRecord:
-        """See ``AsyncMemoryClient.restore``."""
-        return self._run(self._client.restore(memory_id))
-
-    def protect(self, memory_id: str, protected: bool = True) -> MemoryRecord:
-        """See ``AsyncMemoryClient.protect``."""
-        return self._run(self._client.protect(memory_id, protected))
-
-    def dead_letters(self, count: int = 100) -> list[DeadLetter]:
-        """See ``AsyncMemoryClient.dead_letters``."""
-        return self._run(self._client.dead_letters(count))
-
-    def replay_dead_letters(self, ids: list[str] | None = None) -> list[str]:
-        """See ``AsyncMemoryClient.replay_dead_letters``."""
-        return self._run(self._client.replay_dead_letters(ids))
-
-    def reindex(self, embedder: str) -> dict[str, Any]:
-        """See ``AsyncMemoryClient.reindex``."""
-        return self._run(self._client.reindex(embedder))
-
-    def conflicts(self, limit: int = 100) -> list[MemoryRecord]:
-        """See ``AsyncMemoryClient.conflicts``."""
-        return self._run(self._client.conflicts(limit))
-
-    def stats(self) -> dict[str, Any]:
-        """See ``AsyncMemoryClient.stats``."""
-        return self._run(self._client.stats())
+    write = _blocking(AsyncMemoryClient.write)
+    write_many = _blocking(AsyncMemoryClient.write_many)
+    search = _blocking(AsyncMemoryClient.search)
+    get = _blocking(AsyncMemoryClient.get)
+    forget = _blocking(AsyncMemoryClient.forget)
+    restore = _blocking(AsyncMemoryClient.restore)
+    protect = _blocking(AsyncMemoryClient.protect)
+    stats = _blocking(AsyncMemoryClient.stats)
+    dead_letters = _blocking(AsyncMemoryClient.dead_letters)
+    replay_dead_letters = _blocking(AsyncMemoryClient.replay_dead_letters)
+    conflicts = _blocking(AsyncMemoryClient.conflicts)
+    reindex = _blocking(AsyncMemoryClient.reindex)

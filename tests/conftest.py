@@ -1,16 +1,30 @@
-"""Shared fixtures: one embedded Redis per test session, a key prefix per test."""
+"""Shared fixtures: one embedded Redis per test session, a key prefix per test.
+
+Integration tests get ``settings`` (their own key prefix on the session's
+server), ``client`` / ``sync_client`` (connected to it) and ``drain`` (a
+burst worker run). After each such test, ``_own_keys_only`` removes the
+test's keys and indexes and fails the test if it left anything outside its
+prefix, so tests can never see (or depend on) each other's data.
+"""
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+if TYPE_CHECKING:
+    from hindsight_redis import AsyncMemoryClient, MemoryClient, Settings, Worker
+    from hindsight_redis.pipeline.worker import WorkerReport
+
+Drain = Callable[..., Awaitable["WorkerReport"]]
 
 
 @pytest.fixture(scope="session")
@@ -32,8 +46,36 @@ def key_prefix() -> str:
     return f"t{uuid.uuid4().hex[:10]}"
 
 
+@pytest.fixture(autouse=True)
+def _own_keys_only(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test on the session's server: drop its keys and indexes, fail on strays."""
+    if "redis_server" not in request.fixturenames:
+        yield
+        return
+    import redis
+
+    prefix: str = request.getfixturevalue("key_prefix")
+    url: str = request.getfixturevalue("redis_server")
+    yield
+    client = redis.Redis.from_url(url)
+    try:
+        for name in client.execute_command("FT._LIST"):
+            if name.decode().startswith(f"{prefix}-"):
+                client.execute_command("FT.DROPINDEX", name)
+        mine = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+        for start in range(0, len(mine), 1000):
+            client.delete(*mine[start : start + 1000])
+        strays = list(client.scan_iter(count=1000))
+        if strays:
+            client.delete(*strays)  # so the next test is not blamed
+            shown = ", ".join(sorted(k.decode() for k in strays)[:5])
+            pytest.fail(f"test left {len(strays)} key(s) outside its prefix {prefix}: {shown}")
+    finally:
+        client.close()
+
+
 @pytest.fixture
-def settings(redis_server: str, key_prefix: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+def settings(redis_server: str, key_prefix: str, tmp_path: Path) -> Settings:
     """Settings pointing at the session's server, with this test's own prefix."""
     from hindsight_redis.settings import Settings
 
@@ -47,3 +89,37 @@ def settings(redis_server: str, key_prefix: str, tmp_path: Path):  # type: ignor
         worker_block_ms=50,
         claim_idle_ms=500,
     )
+
+
+@pytest.fixture
+async def client(settings: Settings) -> AsyncIterator[AsyncMemoryClient]:
+    """An ``AsyncMemoryClient`` on the test's settings, connected."""
+    from hindsight_redis import AsyncMemoryClient
+
+    async with AsyncMemoryClient(settings) as connected:
+        yield connected
+
+
+@pytest.fixture
+def sync_client(settings: Settings) -> Iterator[MemoryClient]:
+    """A ``MemoryClient`` on the test's settings."""
+    from hindsight_redis import MemoryClient
+
+    with MemoryClient(settings) as connected:
+        yield connected
+
+
+@pytest.fixture
+def drain(settings: Settings) -> Drain:
+    """``await drain()``: a worker drains the stream (``run_async(burst=True)``) and reports.
+
+    ``drain(other_settings, **worker_options)`` runs one on other settings
+    (``Worker`` keyword arguments: ``name``, ``stages``, ``extra_stages``).
+    """
+    from hindsight_redis import Worker
+
+    async def run(on: Settings | None = None, **options: Any) -> WorkerReport:
+        worker: Worker = Worker(on or settings, **options)
+        return await worker.run_async(burst=True)
+
+    return run

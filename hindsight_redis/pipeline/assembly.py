@@ -14,9 +14,8 @@ import redis.asyncio as aioredis
 
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Stage
-from hindsight_redis.pipeline.dedup import ConflictJudge
 from hindsight_redis.pipeline.refine import Refiner
-from hindsight_redis.providers.embedders import Embedder, make_embedder
+from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
 from hindsight_redis.settings import Settings
 
 
@@ -33,48 +32,13 @@ class BuiltPipeline:
     refiner: Refiner | None = None
 
 
-def judge_from_settings(settings: Settings) -> ConflictJudge:
-    """The LLM conflict judge when a model is configured, else the offline heuristic."""
-    from hindsight_redis.pipeline.dedup import HeuristicConflictJudge, LLMConflictJudge
-    from hindsight_redis.providers.llm import LLMClient
-
-    if settings.llm_model:
-        return LLMConflictJudge(LLMClient(settings), fallback=HeuristicConflictJudge())
-    return HeuristicConflictJudge()
-
-
-def embedder_from_settings(settings: Settings) -> Embedder:
-    """The embedder named by ``settings.embedder``, with its provider options."""
-    options: dict[str, object] = {}
-    if settings.embedder.startswith("litellm:"):
-        if settings.embedding_api_base:
-            options["api_base"] = settings.embedding_api_base
-        if settings.embedding_api_key is not None:
-            options["api_key"] = settings.embedding_api_key.get_secret_value()
-        options["batch_size"] = settings.embedding_batch_size
-    return make_embedder(settings.embedder, **options)
-
-
-def contextual_from_settings(settings: Settings) -> Embedder | None:
-    """The contextual embedder of ``settings.contextual_embedder``; None for ``"none"``."""
-    name = settings.contextual_embedder
-    if name == "none":
-        return None
-    options: dict[str, object] = {}
-    if name == "minilm":
-        options["threads"] = settings.contextual_threads
-    else:  # any other embedder name works as the contextual one (e.g. litellm:<model>)
-        return embedder_from_settings(settings.model_copy(update={"embedder": name}))
-    return make_embedder(name, **options)
-
-
 async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) -> BuiltPipeline:
     """Stages for ``settings``, with the index ensured for their embedder."""
+    from hindsight_redis.access import flush_access_log
     from hindsight_redis.index import MemoryIndex
-    from hindsight_redis.pipeline.dedup import DedupStage
+    from hindsight_redis.pipeline.dedup import DedupStage, judge_from_settings
     from hindsight_redis.pipeline.embed import EmbedStage
     from hindsight_redis.pipeline.filters import build_filter_stages
-    from hindsight_redis.search import flush_access_log
 
     embedder = embedder_from_settings(settings)
     contextual = contextual_from_settings(settings)

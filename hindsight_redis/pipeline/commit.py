@@ -15,10 +15,12 @@ from typing import Any
 
 import msgpack
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 
 from hindsight_redis import scripts
-from hindsight_redis.codec import doc_from_candidate, encode_outcome
-from hindsight_redis.errors import IndexMoved
+from hindsight_redis.codec import EVENT_FIELD, encode_outcome
+from hindsight_redis.documents import memory_document
+from hindsight_redis.errors import IndexMoved, redis_errors
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate
 
@@ -45,8 +47,6 @@ class Committer:
         self.embedding_model = embedding_model
         self.generation = generation
         self.outcome_ttl_s = outcome_ttl_s
-        self._commit = redis.register_script(scripts.COMMIT)
-        self._dead_letter = redis.register_script(scripts.DEAD_LETTER)
 
     async def commit(self, candidates: Sequence[Candidate]) -> dict[str, int]:
         """Commit every candidate in one pipeline; returns counts per outcome."""
@@ -54,10 +54,11 @@ class Committer:
         if not candidates:
             return counts
         now = time.time()
-        pipe = self.redis.pipeline(transaction=False)
-        for candidate in candidates:
-            await self._queue(pipe, candidate, now)
-        results = await pipe.execute()
+        with redis_errors("commit processed writes"):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for candidate in candidates:
+                    self._queue(pipe, candidate, now)
+                results = await scripts.execute(pipe)
         vanished = []
         stale = 0
         for candidate, result in zip(candidates, results, strict=True):
@@ -82,7 +83,7 @@ class Committer:
             counts["indexed"] += again["indexed"]
         return counts
 
-    async def _queue(self, pipe: Any, candidate: Candidate, now: float) -> None:
+    def _queue(self, pipe: Pipeline, candidate: Candidate, now: float) -> None:
         event = candidate.event
         op = _op(candidate)
         keys = self.keys
@@ -92,48 +93,38 @@ class Committer:
         counters.append(f"dropped:{candidate.drop_reason}" if op == "drop" else _PAST[op])
         if op == "index" and candidate.conflicts_with:
             counters.append("conflicts")
-        fields: list[bytes] = []
+        fields = b""
         if op == "index":
             doc = doc_from_candidate(
                 candidate,
-                memory_id=event.event_id,
                 vector_field=self.vector_field,
                 embedding_model=self.embedding_model,
                 now=now,
             )
-            if candidate.conflicts_with:
-                doc["review"] = "conflict"
-            flat = [x for pair in doc.items() for x in pair]
-            fields = [msgpack.packb(flat, use_bin_type=False)]
-        conflict_keys = [keys.doc(m) for m in candidate.conflicts_with] if op == "index" else []
-        await self._commit(
-            keys=[
-                keys.outcome(event.event_id),
-                keys.stream,
-                keys.stats,
-                keys.doc(target),
-                keys.notify(event.event_id),
-                keys.errors,
-                keys.recent_drops,
-                keys.index_meta,
-                *conflict_keys,
-            ],
-            args=[
-                keys.group,
-                candidate.entry_id,
-                op,
-                encode_outcome(outcome_of(candidate)),
-                self.outcome_ttl_s,
-                "1" if event.notify else "0",
-                f"{now:.6f}",
-                event.event_id,
-                event.source,
-                len(counters),
-                *counters,
-                *fields,
-                str(self.generation),
-            ],
-            client=pipe,
+            fields = msgpack.packb([x for pair in doc.items() for x in pair], use_bin_type=False)
+        scripts.commit.queue(
+            pipe,
+            outcome_key=keys.outcome(event.event_id),
+            stream=keys.stream,
+            stats=keys.stats,
+            target=keys.doc(target),
+            notify_list=keys.notify(event.event_id),
+            errors=keys.errors,
+            recent_drops=keys.recent_drops,
+            index_meta=keys.index_meta,
+            conflicts=[keys.doc(m) for m in candidate.conflicts_with] if op == "index" else [],
+            group=keys.group,
+            entry_id=candidate.entry_id,
+            op=op,
+            outcome=encode_outcome(outcome_of(candidate)),
+            outcome_ttl_s=self.outcome_ttl_s,
+            notify=event.notify,
+            now=f"{now:.6f}",
+            memory_id=event.event_id,
+            source=event.source,
+            fields=fields,
+            generation=str(self.generation),
+            counters=counters,
         )
 
     async def dead_letter(
@@ -148,26 +139,23 @@ class Committer:
     ) -> bool:
         """Move a stream entry to the dead-letter stream with its error; False if already gone."""
         outcome = {"status": "dead_letter", "reason": error}
-        notify_key = self.keys.notify(event_id) if event_id else self.keys.notify("none")
-        result = await self._dead_letter(
-            keys=[
-                self.keys.stream,
-                self.keys.dead_letters,
-                self.keys.stats,
-                self.keys.errors,
-                notify_key,
-            ],
-            args=[
-                self.keys.group,
-                entry_id,
-                fields.get(b"e", b""),
-                error[:2000],
-                deliveries,
-                f"{time.time():.6f}",
-                "1" if notify and event_id else "0",
-                encode_outcome(outcome),
-            ],
-        )
+        with redis_errors("dead-letter a failed write"):
+            result = await scripts.dead_letter(
+                self.redis,
+                stream=self.keys.stream,
+                dead_letters=self.keys.dead_letters,
+                stats=self.keys.stats,
+                errors=self.keys.errors,
+                notify_list=self.keys.notify(event_id or "none"),
+                group=self.keys.group,
+                entry_id=entry_id,
+                payload=fields.get(EVENT_FIELD, b""),
+                error=error[:2000],
+                deliveries=deliveries,
+                failed_at=f"{time.time():.6f}",
+                notify=bool(notify and event_id),
+                outcome=encode_outcome(outcome),
+            )
         return bool(result)
 
 
@@ -202,3 +190,24 @@ def outcome_of(candidate: Candidate) -> dict[str, Any]:
     if candidate.conflicts_with:
         outcome["conflicts_with"] = list(candidate.conflicts_with)
     return outcome
+
+
+def doc_from_candidate(
+    candidate: Candidate, *, vector_field: str, embedding_model: str, now: float
+) -> dict[str, str | bytes]:
+    """The memory hash of a candidate about to be indexed (``documents.memory_document``).
+
+    The memory's id is the candidate's ``event.event_id``.
+    """
+    return memory_document(
+        candidate.event,
+        content=candidate.content,
+        vector_field=vector_field,
+        embedding_model=embedding_model,
+        now=now,
+        embedding=candidate.embedding,
+        original=candidate.original,
+        write_score=candidate.write_score,
+        score_reason=candidate.score_reason,
+        conflicts_with=candidate.conflicts_with,
+    )

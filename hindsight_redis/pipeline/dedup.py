@@ -25,14 +25,14 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
-from hindsight_redis.errors import ProviderError, RedisUnavailable
-from hindsight_redis.index import IndexInfo, text
+from hindsight_redis.errors import ProviderError, redis_errors
+from hindsight_redis.index import IndexInfo
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate, alive
-from hindsight_redis.search import parse_search_reply
+from hindsight_redis.resp import NEVER_DECODE, as_text, search_rows
 from hindsight_redis.settings import Settings
+from hindsight_redis.text import HAN_CLASS
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,8 @@ _NEGATION = re.compile(
 )
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _AUXILIARIES = frozenset({"do", "does", "did", "is", "are", "was", "were", "will", "would", "be"})
-_WORD = re.compile(r"[\u3400-\u9fff]|[^\W\d_]+")
+# A word: one Han character, or a run of other letters.
+_WORD = re.compile(rf"[{HAN_CLASS}]|[^\W\d_{HAN_CLASS}]+")
 
 
 @runtime_checkable
@@ -132,12 +133,13 @@ class LLMConflictJudge:
 
 
 def judge_from_settings(settings: Settings) -> ConflictJudge:
-    """The LLM judge when ``settings.llm_model`` is set, else the heuristic."""
+    """The LLM judge when ``settings.llm_model`` is set (the heuristic as its
+    fallback), else the offline heuristic."""
     if not settings.llm_model:
         return HeuristicConflictJudge()
     from hindsight_redis.providers.llm import LLMClient
 
-    return LLMConflictJudge(LLMClient(settings))
+    return LLMConflictJudge(LLMClient(settings), fallback=HeuristicConflictJudge())
 
 
 class DedupStage:
@@ -170,7 +172,7 @@ class DedupStage:
         """
         info = self.index_info
         knn = f"*=>[KNN {_NEIGHBOURS} @{info.vector_field} $BLOB AS __d]"
-        try:
+        with redis_errors("look up near-duplicates"):
             async with self.redis.pipeline(transaction=False) as pipe:
                 for cand in todo:
                     assert cand.embedding is not None
@@ -179,23 +181,21 @@ class DedupStage:
                         cand.embedding.astype(np.float32).tobytes(), "SORTBY", "__d", "ASC",
                         "LIMIT", "0", str(_NEIGHBOURS),
                         "RETURN", "4", "__d", "status", "visibility", "agent_id",
-                        "DIALECT", "2", NEVER_DECODE=True,
+                        "DIALECT", "2", **NEVER_DECODE,
                     )  # fmt: skip
                 replies = await pipe.execute()
-        except RedisError as e:
-            raise RedisUnavailable(f"dedup lookup failed: {e}") from e
         found: list[list[tuple[str, float, str]]] = []
         for cand, reply in zip(todo, replies, strict=True):
             scope = self._scope(cand)
             found.append(
                 [
                     (
-                        row.doc_id.removeprefix(self.keys.doc_prefix),
-                        1.0 - float(text(row.fields.get("__d")) or 1.0),
+                        row.key.removeprefix(self.keys.doc_prefix),
+                        1.0 - float(as_text(row.fields.get("__d")) or 1.0),
                         "",  # fetched below, only for the few close enough to judge
                     )
-                    for row in parse_search_reply(reply, with_scores=False)
-                    if text(row.fields.get("status")) == "active"
+                    for row in search_rows(reply)
+                    if as_text(row.fields.get("status")) == "active"
                     and self._row_scope(row.fields) == scope
                 ]
             )
@@ -209,15 +209,13 @@ class DedupStage:
         wanted = list({m for rows in found for m, sim, _ in rows if sim >= threshold})
         if not wanted:
             return found
-        try:
+        with redis_errors("look up near-duplicates"):
             async with self.redis.pipeline(transaction=False) as pipe:
                 for memory_id in wanted:
                     pipe.hget(self.keys.doc(memory_id), "content")
                 contents = dict(zip(wanted, await pipe.execute(), strict=True))
-        except RedisError as e:
-            raise RedisUnavailable(f"dedup lookup failed: {e}") from e
         return [
-            [(m, sim, text(contents.get(m)) if m in contents else c) for m, sim, c in rows]
+            [(m, sim, as_text(contents.get(m)) if m in contents else c) for m, sim, c in rows]
             for rows in found
         ]
 
@@ -230,8 +228,8 @@ class DedupStage:
 
     @staticmethod
     def _row_scope(fields: dict[str, Any]) -> tuple[str, str]:
-        visibility = text(fields.get("visibility")) or "shared"
-        return visibility, text(fields.get("agent_id")) if visibility == "private" else ""
+        visibility = as_text(fields.get("visibility")) or "shared"
+        return visibility, as_text(fields.get("agent_id")) if visibility == "private" else ""
 
     async def process(self, batch: Sequence[Candidate]) -> None:
         """Set ``merge_into`` / ``conflicts_with`` on the alive candidates of ``batch``."""

@@ -24,13 +24,12 @@ import numpy as np
 import redis.asyncio as aioredis
 
 from hindsight_redis import scripts
-from hindsight_redis.codec import as_text
-from hindsight_redis.errors import EmbeddingMismatch
+from hindsight_redis.errors import EmbeddingMismatch, redis_errors
 from hindsight_redis.keys import Keys
 from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.query import refine_pending_filter
+from hindsight_redis.resp import NEVER_DECODE, as_text, search_rows
 from hindsight_redis.schema import CONTEXT_FIELD, TEXT_FIELD
-from hindsight_redis.search import NEVER_DECODE, parse_search_reply
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +46,6 @@ class Refiner:
         self.keys = keys
         self.embedder = embedder
         self.batch_size = batch_size
-        self._script = redis.register_script(scripts.REFINE)
 
     async def pending(self, limit: int) -> list[tuple[str, str]]:
         """Up to ``limit`` (key, content) of memories still without a contextual vector.
@@ -57,25 +55,26 @@ class Refiner:
         a validated ``str``, so the two agree unless the memory changed).
         """
         query = refine_pending_filter(self.keys.namespace)
-        reply = await self.redis.execute_command(  # type: ignore[no-untyped-call]
-            "FT.SEARCH", self.keys.index_alias, query, "RETURN", "1", TEXT_FIELD,
-            "LIMIT", "0", str(limit), "DIALECT", "2", **NEVER_DECODE,
-        )  # fmt: skip
-        rows = parse_search_reply(reply, with_scores=False)
-        return [(r.doc_id, as_text(r.fields.get(TEXT_FIELD))) for r in rows]
+        with redis_errors("find memories to refine"):
+            reply = await self.redis.execute_command(  # type: ignore[no-untyped-call]
+                "FT.SEARCH", self.keys.index_alias, query, "RETURN", "1", TEXT_FIELD,
+                "LIMIT", "0", str(limit), "DIALECT", "2", **NEVER_DECODE,
+            )  # fmt: skip
+        return [(r.key, as_text(r.fields.get(TEXT_FIELD))) for r in search_rows(reply)]
 
     def _claim_key(self, doc_key: str) -> str:
         return self.keys.refine_claim(doc_key.removeprefix(self.keys.doc_prefix))
 
     async def _claim(self, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """Claim up to ``batch_size`` of ``found``; the surplus won is released at once."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for key, _ in found:
-                pipe.set(self._claim_key(key), "1", nx=True, px=_CLAIM_MS)
-            won = [item for item, ok in zip(found, await pipe.execute(), strict=True) if ok]
-        surplus = won[self.batch_size :]
-        if surplus:
-            await self.redis.delete(*(self._claim_key(key) for key, _ in surplus))
+        with redis_errors("claim memories to refine"):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for key, _ in found:
+                    pipe.set(self._claim_key(key), "1", nx=True, px=_CLAIM_MS)
+                won = [item for item, ok in zip(found, await pipe.execute(), strict=True) if ok]
+            surplus = won[self.batch_size :]
+            if surplus:
+                await self.redis.delete(*(self._claim_key(key) for key, _ in surplus))
         return won[: self.batch_size]
 
     async def refine_once(self) -> int:
@@ -91,13 +90,20 @@ class Refiner:
         if not claimed:
             return 0
         vectors = await self.embedder.embed([content for _, content in claimed])
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for (key, content), vector in zip(claimed, vectors, strict=True):
-                data = np.asarray(vector, dtype=np.float32).tobytes()
-                args: list[str | bytes] = [content, CONTEXT_FIELD, data, self.embedder.model_id]
-                await self._script(keys=[key, self.keys.index_meta], args=args, client=pipe)
-            pipe.delete(*(self._claim_key(key) for key, _ in claimed))
-            results = await pipe.execute()
+        with redis_errors("store contextual vectors"):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for (key, content), vector in zip(claimed, vectors, strict=True):
+                    scripts.refine.queue(
+                        pipe,
+                        memory=key,
+                        index_meta=self.keys.index_meta,
+                        content=content,
+                        field=CONTEXT_FIELD,
+                        vector=np.asarray(vector, dtype=np.float32).tobytes(),
+                        model=self.embedder.model_id,
+                    )
+                pipe.delete(*(self._claim_key(key) for key, _ in claimed))
+                results = await scripts.execute(pipe)
         if any(int(r) == -1 for r in results[: len(claimed)]):
             raise EmbeddingMismatch(
                 f"index {self.keys.index_alias} no longer records contextual model "

@@ -24,42 +24,13 @@ from collections.abc import Sequence
 
 from hindsight_redis.pipeline.base import Candidate, alive
 from hindsight_redis.pipeline.filter_config import FilterConfig, normalize
+from hindsight_redis.text import UNSPACED, script_of
 
 ACK = "rule:ack"
 TOO_SHORT = "rule:too_short"
 EMOJI_ONLY = "rule:emoji_only"
 PUNCTUATION_ONLY = "rule:punctuation_only"
 DUPLICATE = "rule:duplicate"
-
-_SCRIPT_RANGES: tuple[tuple[int, int, str], ...] = (
-    (0x0370, 0x03FF, "greek"),
-    (0x0400, 0x052F, "cyrillic"),
-    (0x1100, 0x11FF, "hangul"),
-    (0x3040, 0x30FF, "kana"),
-    (0x3130, 0x318F, "hangul"),
-    (0x31F0, 0x31FF, "kana"),
-    (0x3400, 0x4DBF, "han"),
-    (0x4E00, 0x9FFF, "han"),
-    (0xAC00, 0xD7AF, "hangul"),
-    (0xF900, 0xFAFF, "han"),
-    (0xFF66, 0xFF9F, "kana"),
-    (0x20000, 0x3134F, "han"),
-)
-# Scripts written without spaces between words: a phrase may end mid-run.
-_UNSPACED = frozenset({"han", "kana"})
-
-
-def script_of(ch: str) -> str:
-    """The script class of one letter or digit (``"latin"``, ``"han"``, ...)."""
-    if ch.isdigit():
-        return "digit"
-    code = ord(ch)
-    if code < 0x0250 or 0x1E00 <= code <= 0x1EFF:
-        return "latin"
-    for low, high, name in _SCRIPT_RANGES:
-        if low <= code <= high:
-            return name
-    return "other"
 
 
 def text_weight(text: str, config: FilterConfig) -> float:
@@ -102,8 +73,8 @@ def _boundary(s: str, end: int) -> bool:
     if end == len(s) or s[end] == " ":
         return True
     left, right = s[end - 1], s[end]
-    unspaced = (left.isalnum() and script_of(left) in _UNSPACED) or (
-        right.isalnum() and script_of(right) in _UNSPACED
+    unspaced = (left.isalnum() and script_of(left) in UNSPACED) or (
+        right.isalnum() and script_of(right) in UNSPACED
     )
     return unspaced
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from hindsight_redis.errors import ProviderError
 from hindsight_redis.pipeline.base import Candidate, alive
+from hindsight_redis.text import CJK_CLASS, mostly_cjk
 
 if TYPE_CHECKING:
     import tiktoken
@@ -34,7 +35,8 @@ logger = logging.getLogger(__name__)
 ENCODING = "cl100k_base"
 FALLBACK = "fallback:summarizer"
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
-_TERMS = re.compile(r"[^\W\d_]{3,}|\d+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", re.UNICODE)
+# Terms: words of three letters or more, numbers, and each CJK character alone.
+_TERMS = re.compile(rf"[^\W\d_{CJK_CLASS}]{{3,}}|\d+|[{CJK_CLASS}]")
 _SYSTEM = """\
 You summarize entries for the long-term memory of an AI agent. Keep every
 durable fact: names, dates, numbers, identifiers, preferences, decisions.
@@ -135,7 +137,7 @@ class ExtractiveSummarizer:
                 used += cost
         if not chosen:
             return truncate_tokens(sentences[ranked[0]] if sentences else text, budget)
-        joiner = "" if _mostly_cjk(text) else " "
+        joiner = "" if mostly_cjk(text) else " "
         return truncate_tokens(joiner.join(sentences[i] for i in sorted(chosen)), budget)
 
     @staticmethod
@@ -149,11 +151,6 @@ class ExtractiveSummarizer:
         if any(t.isdigit() for t in terms):
             score *= 1.2
         return score
-
-
-def _mostly_cjk(text: str) -> bool:
-    cjk = sum(1 for ch in text if "\u3040" <= ch <= "\u9fff")
-    return cjk * 2 > sum(1 for ch in text if ch.isalnum())
 
 
 class LLMSummarizer:

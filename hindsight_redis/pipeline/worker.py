@@ -23,24 +23,29 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import BusyLoadingError, ResponseError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from hindsight_redis.codec import as_text, decode_event
+from hindsight_redis.codec import decode_event
 from hindsight_redis.connection import connect, require_search
-from hindsight_redis.errors import HindsightError, IndexMoved, PoisonMessage, RedisUnavailable
+from hindsight_redis.errors import (
+    HindsightError,
+    IndexMoved,
+    PoisonMessage,
+    RedisCommandError,
+    RedisUnavailable,
+    redis_errors,
+)
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate, Stage
 from hindsight_redis.pipeline.commit import Committer
+from hindsight_redis.pipeline.maintenance import trim_acknowledged
 from hindsight_redis.pipeline.refine import Refiner
+from hindsight_redis.resp import as_text
 from hindsight_redis.settings import Settings
 
 log = logging.getLogger(__name__)
 Entry = tuple[str, dict[bytes, bytes]]
 _MAINTENANCE_EVERY_S = 5.0
 _MAX_OUTAGE_PAUSE_S = 5.0
-_REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, BusyLoadingError, RedisUnavailable)
 
 
 @dataclass(slots=True)
@@ -109,9 +114,10 @@ class Worker:
         owns = self._redis is None
         redis = self._redis or await connect(self.settings)
         try:
-            await require_search(redis)
+            await require_search(redis, "start the worker")
             await self._ensure_group(redis)
-            committer, stages = await self._assemble(redis)
+            with redis_errors("start the worker"):
+                committer, stages = await self._assemble(redis)
             await self._loop_until_done(redis, committer, stages, burst)
         finally:
             if install_signal_handlers:
@@ -142,9 +148,10 @@ class Worker:
 
     async def _ensure_group(self, redis: aioredis.Redis) -> None:
         try:
-            await redis.xgroup_create(self.keys.stream, self.keys.group, id="0", mkstream=True)
-        except ResponseError as e:
-            if "BUSYGROUP" not in str(e):
+            with redis_errors("create the consumer group"):
+                await redis.xgroup_create(self.keys.stream, self.keys.group, id="0", mkstream=True)
+        except RedisCommandError as e:
+            if "BUSYGROUP" not in e.reply:
                 raise
 
     async def _loop_until_done(
@@ -158,41 +165,42 @@ class Worker:
         refining = False
         while not self._stopping.is_set():
             try:
-                entries = await self._reclaim(redis, committer)
-                room = self.settings.worker_batch_size - len(entries)
-                if room > 0:
-                    # While refining, only peek at the stream between refine steps.
-                    block = None if entries or refining else block_ms
-                    entries += await self._read_new(redis, room, block=block)
-                if entries:
-                    try:
-                        await self._check_generation(redis, committer)
-                        await self._process(entries, committer, stages)
-                    except IndexMoved as e:
-                        # Re-ensure: raises EmbeddingMismatch (and stops this worker)
-                        # when its embedder is not the one the index was rebuilt with.
-                        log.warning("%s; reloading the pipeline", e)
-                        committer, stages = await self._assemble(redis)
-                    self.report.batches += 1
-                    refining = False
-                else:
-                    refining = await self._refine() > 0
-                    if not refining and burst and await self._drained(redis):
-                        break
-                if time.monotonic() - last_maintenance > _MAINTENANCE_EVERY_S:
-                    last_maintenance = time.monotonic()
-                    await self._maintain(redis)
-                outage_s = 0.0
-            except _REDIS_DOWN as e:
+                with redis_errors("consume the stream"):
+                    entries = await self._reclaim(redis, committer)
+                    room = self.settings.worker_batch_size - len(entries)
+                    if room > 0:
+                        # While refining, only peek at the stream between refine steps.
+                        block = None if entries or refining else block_ms
+                        entries += await self._read_new(redis, room, block=block)
+                    if entries:
+                        try:
+                            await self._check_generation(redis, committer)
+                            await self._process(entries, committer, stages)
+                        except IndexMoved as e:
+                            # Re-ensure: raises EmbeddingMismatch (and stops this worker)
+                            # when its embedder is not the one the index was rebuilt with.
+                            log.warning("%s; reloading the pipeline", e)
+                            committer, stages = await self._assemble(redis)
+                        self.report.batches += 1
+                        refining = False
+                    else:
+                        refining = await self._refine() > 0
+                        if not refining and burst and await self._drained(redis):
+                            break
+                    if time.monotonic() - last_maintenance > _MAINTENANCE_EVERY_S:
+                        last_maintenance = time.monotonic()
+                        await self._maintain(redis)
+                    outage_s = 0.0
+            except RedisUnavailable as e:
                 # Redis restarting or unreachable: nothing is lost (unacknowledged
                 # entries stay pending), so wait and resume where the stream is.
                 outage_s = min(max(outage_s * 2, 0.1), _MAX_OUTAGE_PAUSE_S)
                 log.warning("redis unavailable (%s); retrying in %.1fs", e, outage_s)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), outage_s)
-                with contextlib.suppress(*_REDIS_DOWN):
+                with contextlib.suppress(RedisUnavailable), redis_errors("reconnect"):
                     await self._recover(redis)
-        with contextlib.suppress(*_REDIS_DOWN):
+        with contextlib.suppress(RedisUnavailable), redis_errors("run maintenance"):
             await self._maintain(redis)
 
     async def _recover(self, redis: aioredis.Redis) -> None:
@@ -297,7 +305,7 @@ class Worker:
             try:
                 await run_stages(stages, candidates)
                 ready = candidates
-            except _REDIS_DOWN:
+            except RedisUnavailable:
                 raise  # an outage is not the entries' fault: the loop waits it out
             except Exception:
                 log.exception("batch of %d failed; retrying entries one by one", len(candidates))
@@ -327,7 +335,7 @@ class Worker:
                     await asyncio.wait_for(done.wait(), interval_s)
                 if done.is_set():
                     return
-                with contextlib.suppress(*_REDIS_DOWN):
+                with contextlib.suppress(RedisUnavailable), redis_errors("renew the lease"):
                     await redis.xclaim(
                         self.keys.stream,
                         self.keys.group,
@@ -385,7 +393,7 @@ class Worker:
             return 0
         try:
             done = await self._refiner.refine_once()
-        except _REDIS_DOWN:
+        except RedisUnavailable:
             raise
         except Exception:
             log.exception("contextual refiner failed; continuing without it")
@@ -415,31 +423,3 @@ async def run_stages(stages: Sequence[Stage], batch: list[Candidate]) -> None:
     for stage in stages:
         if any(c.alive for c in batch):
             await stage.process(batch)
-
-
-def _id_tuple(entry_id: str) -> tuple[int, int]:
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
-
-
-async def trim_acknowledged(redis: aioredis.Redis, keys: Keys, keep_below: int) -> int:
-    """Trim stream entries every group has acknowledged, once the stream passes ``keep_below``.
-
-    Never trims an entry that is undelivered or pending in any group.
-    """
-    if await redis.xlen(keys.stream) <= keep_below:
-        return 0
-    boundary: tuple[int, int] | None = None
-    for group in await redis.xinfo_groups(keys.stream):
-        name = as_text(group["name"])
-        limit = _id_tuple(as_text(group["last-delivered-id"]))
-        if int(group["pending"]):
-            summary = await redis.xpending(keys.stream, name)
-            limit = min(limit, _id_tuple(as_text(summary["min"])))
-        boundary = limit if boundary is None else min(boundary, limit)
-    if boundary is None:
-        return 0
-    trimmed: int = await redis.xtrim(
-        keys.stream, minid=f"{boundary[0]}-{boundary[1]}", approximate=False
-    )
-    return trimmed

@@ -49,12 +49,16 @@ __all__ = [
     "LiteLLMEmbedder",
     "LocalEmbedder",
     "Vectors",
+    "contextual_from_settings",
+    "embedder_from_settings",
     "make_embedder",
     "normalize_rows",
 ]
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
+
+    from hindsight_redis.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -286,15 +290,6 @@ class CachedEmbedder:
         fresh = await self.inner.embed(missing) if missing else np.zeros((0, 0), dtype=np.float32)
         return self._merge(texts, found, missing, fresh)
 
-    def embed_sync(self, texts: Sequence[str]) -> Vectors:
-        """Blocking ``embed``."""
-        texts = text_list(texts)
-        if not texts:
-            return self.inner.embed_sync(texts)
-        found, missing = self._split(texts)
-        fresh = self.inner.embed_sync(missing) if missing else np.zeros((0, 0), dtype=np.float32)
-        return self._merge(texts, found, missing, fresh)
-
     def clear(self) -> None:
         """Forget every cached vector."""
         self._items.clear()
@@ -329,3 +324,28 @@ def make_embedder(name: str, **options: Any) -> Embedder:
     raise ConfigError(
         f"unknown embedder {name!r}: expected 'hash', 'local', 'minilm' or 'litellm:<model>'"
     )
+
+
+def embedder_from_settings(settings: Settings) -> Embedder:
+    """The embedder named by ``settings.embedder``, with its provider options."""
+    options: dict[str, object] = {}
+    if settings.embedder.startswith("litellm:"):
+        if settings.embedding_api_base:
+            options["api_base"] = settings.embedding_api_base
+        if settings.embedding_api_key is not None:
+            options["api_key"] = settings.embedding_api_key.get_secret_value()
+        options["batch_size"] = settings.embedding_batch_size
+    return make_embedder(settings.embedder, **options)
+
+
+def contextual_from_settings(settings: Settings) -> Embedder | None:
+    """The contextual embedder of ``settings.contextual_embedder``; None for ``"none"``.
+
+    Any embedder name works as the contextual one (e.g. ``litellm:<model>``).
+    """
+    name = settings.contextual_embedder
+    if name == "none":
+        return None
+    if name == "minilm":
+        return make_embedder(name, threads=settings.contextual_threads)
+    return embedder_from_settings(settings.model_copy(update={"embedder": name}))

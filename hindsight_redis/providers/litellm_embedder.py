@@ -13,31 +13,10 @@ import numpy as np
 from pydantic import SecretStr
 
 from hindsight_redis.errors import ConfigError, EmbeddingError
+from hindsight_redis.providers.retries import is_retryable
 from hindsight_redis.providers.vectors import EmbedFn, Vectors, normalize_rows, text_list
 
 logger = logging.getLogger(__name__)
-
-
-_RETRYABLE_NAMES = frozenset(
-    {
-        "APIConnectionError",
-        "APITimeoutError",
-        "Timeout",
-        "RateLimitError",
-        "ServiceUnavailableError",
-        "InternalServerError",
-        "BadGatewayError",
-    }
-)
-
-
-def _is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, TimeoutError | ConnectionError):
-        return True
-    if type(exc).__name__ in _RETRYABLE_NAMES:
-        return True
-    status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
 
 
 def _default_embed_fn() -> EmbedFn:
@@ -177,7 +156,7 @@ class LiteLLMEmbedder:
             except EmbeddingError:
                 raise
             except Exception as e:
-                if not _is_retryable(e):
+                if not is_retryable(e):
                     err = EmbeddingError(
                         f"{self.model_id} failed (not retryable): {type(e).__name__}: {e}"
                     )
@@ -215,7 +194,3 @@ class LiteLLMEmbedder:
                 f"{self.model_id} returned {matrix.shape[1]} dims, expected {self._dims}"
             )
         return normalize_rows(matrix)
-
-    def embed_sync(self, texts: Sequence[str]) -> Vectors:
-        """Blocking ``embed``; not for use inside a running event loop."""
-        return asyncio.run(self.embed(texts))

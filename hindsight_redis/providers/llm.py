@@ -19,6 +19,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from hindsight_redis.errors import ConfigError, ProviderError
+from hindsight_redis.providers.retries import is_retryable
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?```$", re.DOTALL)
-_RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
 
 class LLMOutputError(ProviderError):
@@ -43,25 +43,6 @@ def _litellm() -> ModuleType:
 
     litellm.suppress_debug_info = True
     return litellm
-
-
-def is_retryable(exc: BaseException) -> bool:
-    """True when trying the same request again may succeed (timeouts, 429, 5xx)."""
-    if isinstance(exc, TimeoutError):
-        return True
-    litellm = _litellm()
-    transient = (
-        litellm.Timeout,
-        litellm.RateLimitError,
-        litellm.APIConnectionError,
-        litellm.InternalServerError,
-        litellm.ServiceUnavailableError,
-        litellm.BadGatewayError,
-    )
-    if isinstance(exc, transient):
-        return True
-    status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and (status in _RETRYABLE_STATUS or status >= 500)
 
 
 def parse_json_object(text: str) -> dict[str, Any]:

@@ -30,10 +30,6 @@ class Embedder(Protocol):
         """Embed ``texts``: shape ``(len(texts), dims)``, float32, rows of unit length."""
         ...
 
-    def embed_sync(self, texts: Sequence[str]) -> Vectors:
-        """Blocking ``embed`` (must not be called from a running event loop for remote models)."""
-        ...
-
 
 def normalize_rows(matrix: npt.NDArray[Any]) -> Vectors:
     """Return float32 rows scaled to unit length; all-zero rows become the uniform unit vector."""

@@ -24,9 +24,13 @@ import redis
 
 from hindsight_redis.errors import (
     DataDirError,
+    HindsightError,
+    NotARedisServer,
     PortInUse,
+    RedisUnavailable,
     ServerBinaryMissing,
     ServerError,
+    redis_errors,
 )
 from hindsight_redis.server.profiles import PersistenceProfile
 
@@ -185,13 +189,12 @@ class EmbeddedServer:
         if state is None:
             return False
         client = redis.Redis.from_url(state.url, socket_timeout=timeout_s)
-        try:
+        # The server closes the connection as it exits.
+        with contextlib.suppress(RedisUnavailable), redis_errors("stop the embedded server"):
             if self.profile.persists or state.profile != "ephemeral":
                 client.shutdown(save=True)
             else:
                 client.shutdown(nosave=True)
-        except redis.exceptions.ConnectionError:
-            pass  # the server closes the connection as it exits
         deadline = time.monotonic() + timeout_s
         while _pid_alive(state.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -290,12 +293,14 @@ def _asdict(state: ServerState) -> dict[str, object]:
 
 
 def _answers(url: str) -> bool:
+    """True when a Redis server answers at ``url`` (even with an error)."""
     try:
-        return bool(redis.Redis.from_url(url, socket_timeout=1.0).ping())
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+        with redis_errors("ping the embedded server"):
+            return bool(redis.Redis.from_url(url, socket_timeout=1.0).ping())
+    except (RedisUnavailable, NotARedisServer, OSError):
         return False
-    except redis.exceptions.ResponseError:
-        return True  # it answers, even if with an error (e.g. still loading)
+    except HindsightError:
+        return True  # it answers, even if with an error
 
 
 def _pid_alive(pid: int) -> bool:

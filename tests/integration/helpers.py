@@ -1,22 +1,29 @@
 """Helpers shared by integration tests: predicate waits, stages that fail on purpose,
-memory documents written straight to an index."""
+memory documents written straight to an index, a look at an index's fields."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import subprocess
+import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import redis as redis_sync
 from redis.asyncio import Redis
 
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent
 from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.pipeline.commit import doc_from_candidate
 from hindsight_redis.providers.embedders import Embedder, HashEmbedder
-from hindsight_redis.search import search_memories
+from hindsight_redis.searcher import Searcher
+from hindsight_redis.server import find_binaries, free_port
 from hindsight_redis.settings import Settings
 
 
@@ -61,12 +68,9 @@ async def hset_memory(
     redis: Any, keys: Any, info: Any, model_id: str, candidate: Candidate, **overrides: str
 ) -> None:
     """HSET one memory document as the worker's commit does (no stream, no filters)."""
-    from hindsight_redis.codec import doc_from_candidate
-
     memory_id = candidate.event.event_id
     doc = doc_from_candidate(
         candidate,
-        memory_id=memory_id,
         vector_field=info.vector_field,
         embedding_model=model_id,
         now=time.time(),
@@ -111,12 +115,14 @@ class IndexEnv:
 
         await wait_for(done)
 
+    @property
+    def searcher(self) -> Searcher:
+        """A searcher on this index, with the hash embedder."""
+        return Searcher(self.redis, self.keys, self.settings, self.embedder, self.info)
+
     async def search(self, query: str, **kwargs: Any) -> list[str]:
-        """Ids of the hits of ``search_memories``."""
-        hits = await search_memories(
-            self.redis, self.keys, self.settings, self.embedder, self.info, query, **kwargs
-        )
-        return [h.id for h in hits]
+        """Ids of the hits of ``Searcher.search``."""
+        return [h.id for h in await self.searcher.search(query, **kwargs)]
 
 
 async def open_index_env(
@@ -127,3 +133,81 @@ async def open_index_env(
     embedder = HashEmbedder()
     info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
     return IndexEnv(redis, keys, settings, embedder, info)
+
+
+async def memory_keys(redis: Redis, keys: Keys) -> list[str]:
+    """The keys of every memory hash of the namespace, sorted."""
+    return sorted([k.decode() async for k in redis.scan_iter(match=keys.doc_prefix + "*")])
+
+
+async def index_fields(redis: Redis, index: str) -> set[str]:
+    """The field names of an index (``FT.INFO`` attributes, RESP2)."""
+    info: dict[Any, Any] = await redis.ft(index).info()  # type: ignore[no-untyped-call]
+    names: set[str] = set()
+    for attribute in info["attributes"]:
+        items = [x.decode() if isinstance(x, bytes) else x for x in attribute]
+        for i, item in enumerate(items[:-1]):
+            if item == "attribute":
+                names.add(str(items[i + 1]))
+    return names
+
+
+async def write_and_drain(settings: Settings, texts: Sequence[str]) -> tuple[list[str], Any]:
+    """Write ``texts`` in one batch, drain the stream with a worker: (ids, worker report)."""
+    from hindsight_redis import AsyncMemoryClient, Worker
+
+    async with AsyncMemoryClient(settings) as client:
+        receipts = await client.write_many([{"content": t} for t in texts])
+    report = await Worker(settings).run_async(burst=True)
+    return [r.id for r in receipts], report
+
+
+@contextlib.contextmanager
+def bare_redis(tmp_path: Path, *extra: str) -> Iterator[str]:
+    """A redis-server started by hand (no modules unless ``extra`` loads them); its URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(find_binaries().server), "--port", str(port), "--save", "", "--dir", str(tmp_path),
+         *extra],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        client = redis_sync.Redis(port=port)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                break
+            except redis_sync.ConnectionError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.02)
+        client.close()
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+@contextlib.contextmanager
+def http_server() -> Iterator[str]:
+    """A plain HTTP server (not Redis) on a free port; a redis:// URL pointing at it."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        import socket
+
+        deadline = time.monotonic() + 10
+        while True:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline, "http.server did not start"
+            time.sleep(0.02)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait()

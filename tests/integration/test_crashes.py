@@ -12,8 +12,8 @@ import redis as redis_sync
 
 from hindsight_redis import AsyncMemoryClient, MemoryClient, Settings, Worker
 from hindsight_redis.server import EmbeddedServer, get_profile
-
-from helpers import wait_for
+from tests.conftest import Drain
+from tests.integration.helpers import wait_for
 
 HERE = Path(__file__).parent
 
@@ -28,7 +28,9 @@ def _worker_env(settings: Settings) -> dict[str, str]:
     return env
 
 
-async def test_worker_killed_mid_batch_loses_nothing_and_indexes_once(settings: Settings) -> None:
+async def test_worker_killed_mid_batch_loses_nothing_and_indexes_once(
+    settings: Settings, drain: Drain
+) -> None:
     fast = settings.model_copy(update={"claim_idle_ms": 300})
     async with AsyncMemoryClient(fast) as client:
         receipts = await client.write_many(
@@ -61,7 +63,7 @@ async def test_worker_killed_mid_batch_loses_nothing_and_indexes_once(settings: 
             stats["consumers"].get("doomed", 0) > 0
         )  # the dead worker held unacknowledged entries
         assert stats["processed"] < 400
-        report = await Worker(fast, name="rescuer").run_async(burst=True)
+        report = await drain(fast, name="rescuer")
         assert report.indexed + report.merged + report.dropped > 0
         stats = await client.stats()
         assert stats["processed"] == 400 and stats["pending"] == 0 and stats["backlog"] == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -50,13 +49,11 @@ class Stored:
 
 
 @pytest.fixture
-async def stored(settings: Settings) -> AsyncIterator[Stored]:
-    redis = Redis.from_url(settings.redis_url or "")
+async def stored(settings: Settings, redis: Redis) -> Stored:
     keys = Keys(settings.key_prefix, settings.namespace)
     embedder = HashEmbedder()
     info = await MemoryIndex(redis, keys, settings).ensure(embedder)
-    yield Stored(redis, keys, info, embedder)
-    await redis.aclose()
+    return Stored(redis, keys, info, embedder)
 
 
 async def _run(

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
 
-from hindsight_redis.codec import doc_from_candidate
 from hindsight_redis.errors import EmbeddingMismatch
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent
 from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.pipeline.commit import doc_from_candidate
 from hindsight_redis.providers.embedders import Embedder, HashEmbedder
-from hindsight_redis.search import search_memories
+from hindsight_redis.searcher import Searcher
 from hindsight_redis.settings import Settings
+from tests.conftest import Drain
 from tests.integration.helpers import wait_for
 
 
@@ -29,13 +29,6 @@ class RenamedEmbedder(HashEmbedder):
         return "other-model"
 
 
-@pytest.fixture
-async def redis(settings: Settings) -> AsyncIterator[Redis]:
-    client = Redis.from_url(settings.redis_url or "")
-    yield client
-    await client.aclose()
-
-
 async def _put(redis: Redis, keys: Keys, info: IndexInfo, embedder: Embedder, n: int) -> None:
     texts = [f"note {i} about project falcon milestone {i}" for i in range(n)]
     vectors = await embedder.embed(texts)
@@ -45,7 +38,7 @@ async def _put(redis: Redis, keys: Keys, info: IndexInfo, embedder: Embedder, n:
                 event_id=f"m{i}", namespace=keys.namespace, content=content, created_at=time.time()
             )
             doc = doc_from_candidate(
-                Candidate("0-0", event, content, embedding=vec), memory_id=f"m{i}",
+                Candidate("0-0", event, content, embedding=vec),
                 vector_field=info.vector_field, embedding_model=embedder.model_id, now=time.time(),
             )  # fmt: skip
             pipe.hset(keys.doc(f"m{i}"), mapping=doc)  # type: ignore[arg-type]
@@ -108,14 +101,8 @@ async def test_reindex_swaps_alias_and_search_keeps_working(
     async def keep_searching() -> None:
         while not stop.is_set():
             try:
-                hits = await search_memories(
-                    redis,
-                    keys,
-                    settings,
-                    old_embedder,
-                    old,
-                    "falcon milestone 7",
-                    record_access=False,
+                hits = await Searcher(redis, keys, settings, old_embedder, old).search(
+                    "falcon milestone 7", record_access=False
                 )
             except EmbeddingMismatch:
                 return  # the alias moved: this client must switch embedders
@@ -132,7 +119,7 @@ async def test_reindex_swaps_alias_and_search_keeps_working(
     with pytest.raises(EmbeddingMismatch):
         await index.ensure(old_embedder)
     assert await index.ensure(new_embedder) == new
-    hits = await search_memories(redis, keys, settings, new_embedder, new, "falcon milestone 7")
+    hits = await Searcher(redis, keys, settings, new_embedder, new).search("falcon milestone 7")
     assert hits[0].id == "m7"
     names = [n.decode() for n in await redis.execute_command("FT._LIST")]
     assert new.name in names and old.name not in names
@@ -141,13 +128,13 @@ async def test_reindex_swaps_alias_and_search_keeps_working(
     assert int((await redis.ft(keys.index_alias).info())["num_docs"]) == 300
 
 
-async def test_a_client_keeps_searching_across_a_reindex(settings: Settings) -> None:
-    from hindsight_redis import AsyncMemoryClient, Worker
+async def test_a_client_keeps_searching_across_a_reindex(settings: Settings, drain: Drain) -> None:
+    from hindsight_redis import AsyncMemoryClient
 
     local = settings.model_copy(update={"embedder": "local"})
     async with AsyncMemoryClient(local) as client:
         receipt = await client.write("The billing-service-v2 deploy failed with ERR_CONN_RESET")
-        await Worker(local).run_async(burst=True)
+        await drain(local)
         assert [h.id for h in await client.search("ERR_CONN_RESET", top_k=1)] == [receipt.id]
         async with AsyncMemoryClient(local) as operator:
             moved = await operator.reindex("local")  # same model, new generation

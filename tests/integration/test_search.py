@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 
-from hindsight_redis.errors import EmbeddingMismatch, InvalidMemory
+from hindsight_redis.access import flush_access_log
+from hindsight_redis.admin import list_conflicts
+from hindsight_redis.errors import EmbeddingMismatch, InvalidQuery
 from hindsight_redis.models import SearchFilters
 from hindsight_redis.providers.embedders import HashEmbedder
-from hindsight_redis.search import flush_access_log, list_conflicts, search_memories
+from hindsight_redis.searcher import Searcher
 from hindsight_redis.settings import Settings
 from tests.integration.helpers import IndexEnv, open_index_env, wait_for
 
@@ -19,10 +20,8 @@ Env = IndexEnv
 
 
 @pytest.fixture
-async def env(settings: Settings) -> AsyncIterator[Env]:
-    redis = Redis.from_url(settings.redis_url or "")
-    yield await open_index_env(redis, settings)
-    await redis.aclose()
+async def env(settings: Settings, redis: Redis) -> Env:
+    return await open_index_env(redis, settings)
 
 
 CORPUS = {
@@ -49,9 +48,7 @@ async def test_each_mode_finds_the_matching_memory(env: Env, mode: str) -> None:
 
 async def test_hits_carry_fields_and_scores(env: Env) -> None:
     await _load(env)
-    hits = await search_memories(
-        env.redis, env.keys, env.settings, env.embedder, env.info, "espresso coffee"
-    )
+    hits = await env.searcher.search("espresso coffee")
     best = hits[0]
     assert best.id == "coffee" and best.agent_id == "planner" and best.session_id == "s1"
     assert best.vector is not None and best.keyword is not None and best.fused > 0
@@ -215,19 +212,19 @@ async def test_injected_query_text_never_widens_the_filter(env: Env, query: str)
 
 @pytest.mark.parametrize("kwargs", [{"top_k": 0}, {"top_k": 101}, {"mode": "fuzzy"}])
 async def test_invalid_arguments_rejected(env: Env, kwargs: dict[str, Any]) -> None:
-    with pytest.raises(InvalidMemory):
+    with pytest.raises(InvalidQuery):
         await env.search("x", **kwargs)
 
 
 async def test_empty_query_rejected(env: Env) -> None:
-    with pytest.raises(InvalidMemory):
+    with pytest.raises(InvalidQuery):
         await env.search("   ")
 
 
 async def test_other_embedder_is_refused(env: Env) -> None:
     with pytest.raises(EmbeddingMismatch, match="reindex"):
-        await search_memories(
-            env.redis, env.keys, env.settings, HashEmbedder(dims=64), env.info, "x"
+        await Searcher(env.redis, env.keys, env.settings, HashEmbedder(dims=64), env.info).search(
+            "x"
         )
 
 
@@ -267,10 +264,9 @@ async def test_keyword_scores_recover_after_memories_are_updated(env: Env) -> No
     await env.indexed(40)
 
     async def scores() -> dict[str, float]:
-        hits = await search_memories(
-            env.redis, env.keys, env.settings, env.embedder, env.info, "billing rollbacks 3",
-            mode="keyword", top_k=20, record_access=False,
-        )  # fmt: skip
+        hits = await env.searcher.search(
+            "billing rollbacks 3", mode="keyword", top_k=20, record_access=False
+        )
         return {h.id: h.keyword or 0.0 for h in hits}
 
     before = await scores()

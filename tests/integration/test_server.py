@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import socket
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +10,8 @@ import redis
 
 from hindsight_redis.cli import main
 from hindsight_redis.errors import DataDirError, PortInUse, ServerError
-from hindsight_redis.server import EmbeddedServer, find_binaries, free_port, get_profile
+from hindsight_redis.server import EmbeddedServer, find_binaries, get_profile
+from tests.integration.helpers import bare_redis
 
 
 def test_start_applies_the_profile_and_loads_search(tmp_path: Path) -> None:
@@ -66,38 +65,13 @@ def test_cli_server_and_doctor(
     assert main(["server", "status", *common]) == 3
 
 
-def _bare_server(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
-    """A redis-server started by hand (no launcher defaults), ready for commands."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [str(find_binaries().server), "--port", str(port), "--save", "", "--dir", str(tmp_path),
-         *extra],
-        stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    client = redis.Redis(port=port)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            return proc, port
-        except redis.ConnectionError:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-
-
 def _doctor_on_bare_server(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> tuple[int, str]:
     """``hindsight-redis doctor`` against a hand-started server: (exit code, output)."""
-    proc, port = _bare_server(tmp_path, *extra)
-    try:
-        code = main(
-            ["doctor", "--redis-url", f"redis://127.0.0.1:{port}/0", "--profile", "ephemeral"]
-        )
+    with bare_redis(tmp_path, *extra) as url:
+        code = main(["doctor", "--redis-url", url, "--profile", "ephemeral"])
         return code, capsys.readouterr().out
-    finally:
-        proc.terminate()
-        proc.wait()
 
 
 def test_doctor_explains_a_redis_without_search(

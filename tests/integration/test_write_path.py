@@ -9,9 +9,8 @@ import pytest
 
 from hindsight_redis import AsyncMemoryClient, Backpressure, InvalidMemory, Settings, Worker
 from hindsight_redis.codec import EVENT_FIELD
-from hindsight_redis.errors import InvalidMemory as InvalidMemoryError
-
-from helpers import FailOn
+from tests.conftest import Drain
+from tests.integration.helpers import FailOn, Slow
 
 FACT = (
     "The billing-service-v2 deploy on 2026-03-02 failed with ERR_CONN_RESET, rolled back by Alice"
@@ -27,85 +26,90 @@ async def _doc_ids(client: AsyncMemoryClient) -> list[str]:
     return ids
 
 
-async def test_write_returns_at_once_and_a_worker_indexes_it(settings: Settings) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        receipt = await client.write(FACT, agent_id="planner", session_id="s-42", tags=["ops"])
-        assert receipt.status == "accepted" and receipt.stream_id
-        assert await client.get(receipt.id) is None  # not processed yet: nothing stored
-        report = await Worker(settings).run_async(burst=True)
-        assert report.indexed == 1
-        record = await client.get(receipt.id)
-        assert record is not None and record.status == "active"
-        assert record.content == FACT and record.agent_id == "planner" and record.tags == ("ops",)
-        assert record.embedding_dims > 0
+async def test_write_returns_at_once_and_a_worker_indexes_it(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
+    receipt = await client.write(FACT, agent_id="planner", session_id="s-42", tags=["ops"])
+    assert receipt.status == "accepted" and receipt.stream_id
+    assert await client.get(receipt.id) is None  # not processed yet: nothing stored
+    report = await drain()
+    assert report.indexed == 1
+    record = await client.get(receipt.id)
+    assert record is not None and record.status == "active"
+    assert record.content == FACT and record.agent_id == "planner" and record.tags == ("ops",)
+    assert record.embedding_dims > 0
 
 
 async def test_write_many_is_one_command_and_keeps_order(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch
+    client: AsyncMemoryClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        await client.write_many([{"content": "warm-up: loads the write script once"}])
-        commands: list[object] = []
-        real = client.redis.execute_command
+    await client.write_many([{"content": "warm-up: loads the write script once"}])
+    commands: list[object] = []
+    real = client.redis.execute_command
 
-        async def counting(*args: object, **kwargs: object) -> object:
-            commands.append(args[0])
-            return await real(*args, **kwargs)
+    async def counting(*args: object, **kwargs: object) -> object:
+        commands.append(args[0])
+        return await real(*args, **kwargs)
 
-        monkeypatch.setattr(client.redis, "execute_command", counting)
-        items = [{"content": f"{FACT} (copy {n})", "source": f"chat#{n}"} for n in range(50)]
-        receipts = await client.write_many(items)
-        assert commands == ["EVALSHA"]  # the whole batch in one command, one round trip
-        assert len(receipts) == 50 and len({r.id for r in receipts}) == 50
-        stream_ids = [r.stream_id for r in receipts]
-        assert stream_ids == sorted(stream_ids, key=lambda s: tuple(map(int, s.split("-"))))
-        assert (await client.stats())["accepted"] == 51
-
-
-async def test_a_batch_mixing_new_and_retried_writes(settings: Settings) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        first = await client.write(FACT, idempotency_key="k1")
-        receipts = await client.write_many(
-            [
-                {"content": OTHER, "idempotency_key": "k2"},
-                {"content": FACT, "idempotency_key": "k1"},
-            ]
-        )
-        assert not receipts[0].duplicate and receipts[1].duplicate
-        assert receipts[1].stream_id == first.stream_id
-        assert (await client.stats())["accepted"] == 2
+    monkeypatch.setattr(client.redis, "execute_command", counting)
+    items = [{"content": f"{FACT} (copy {n})", "source": f"chat#{n}"} for n in range(50)]
+    receipts = await client.write_many(items)
+    assert commands == ["EVALSHA"]  # the whole batch in one command, one round trip
+    assert len(receipts) == 50 and len({r.id for r in receipts}) == 50
+    stream_ids = [r.stream_id for r in receipts]
+    assert stream_ids == sorted(stream_ids, key=lambda s: tuple(map(int, s.split("-"))))
+    assert (await client.stats())["accepted"] == 51
 
 
-async def test_invalid_writes_get_clear_errors_and_nothing_is_queued(settings: Settings) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        with pytest.raises(InvalidMemory, match="content must not be empty"):
-            await client.write("   ")
-        with pytest.raises(InvalidMemory, match="unknown field"):
-            await client.write(FACT, colour="red")
-        with pytest.raises(InvalidMemory, match="tags must be a list"):
-            await client.write(FACT, tags="ops")
-        with pytest.raises(InvalidMemoryError, match="item 1"):
-            await client.write_many([{"content": FACT}, {"content": ""}])
-        with pytest.raises(InvalidMemory, match="limit"):
-            await client.write("x" * (settings.max_content_chars + 1))
-        assert (await client.stats())["accepted"] == 0
+async def test_a_batch_mixing_new_and_retried_writes(client: AsyncMemoryClient) -> None:
+    first = await client.write(FACT, idempotency_key="k1")
+    receipts = await client.write_many(
+        [
+            {"content": OTHER, "idempotency_key": "k2"},
+            {"content": FACT, "idempotency_key": "k1"},
+        ]
+    )
+    assert not receipts[0].duplicate and receipts[1].duplicate
+    assert receipts[1].stream_id == first.stream_id
+    assert (await client.stats())["accepted"] == 2
 
 
-async def test_idempotent_retry_returns_first_receipt_and_indexes_once(settings: Settings) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        first = await client.write(FACT, idempotency_key="msg-7")
-        again = await client.write(FACT, idempotency_key="msg-7")
-        assert (again.id, again.stream_id) == (first.id, first.stream_id)
-        assert again.duplicate and not first.duplicate
-        await Worker(settings).run_async(burst=True)
-        third = await client.write(FACT, idempotency_key="msg-7")
-        assert third.id == first.id and third.duplicate
-        stats = await client.stats()
-        assert stats["accepted"] == 1 and stats["indexed"] == 1
-        assert await _doc_ids(client) == [first.id]
+async def test_invalid_writes_get_clear_errors_and_nothing_is_queued(
+    client: AsyncMemoryClient, settings: Settings
+) -> None:
+    with pytest.raises(InvalidMemory, match="content must not be empty"):
+        await client.write("   ")
+    with pytest.raises(TypeError, match="colour"):  # write() has explicit, typed arguments
+        await client.write(FACT, colour="red")  # type: ignore[call-arg]
+    with pytest.raises(InvalidMemory, match="unknown field"):  # dicts are checked by name
+        await client.write_many([{"content": FACT, "colour": "red"}])
+    with pytest.raises(InvalidMemory, match="tags must be a list"):
+        await client.write(FACT, tags="ops")
+    with pytest.raises(InvalidMemory, match="item 1"):
+        await client.write_many([{"content": FACT}, {"content": ""}])
+    with pytest.raises(InvalidMemory, match="limit"):
+        await client.write("x" * (settings.max_content_chars + 1))
+    assert (await client.stats())["accepted"] == 0
 
 
-async def test_backpressure_rejects_writes_over_the_backlog_limit(settings: Settings) -> None:
+async def test_idempotent_retry_returns_first_receipt_and_indexes_once(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
+    first = await client.write(FACT, idempotency_key="msg-7")
+    again = await client.write(FACT, idempotency_key="msg-7")
+    assert (again.id, again.stream_id) == (first.id, first.stream_id)
+    assert again.duplicate and not first.duplicate
+    await drain()
+    third = await client.write(FACT, idempotency_key="msg-7")
+    assert third.id == first.id and third.duplicate
+    stats = await client.stats()
+    assert stats["accepted"] == 1 and stats["indexed"] == 1
+    assert await _doc_ids(client) == [first.id]
+
+
+async def test_backpressure_rejects_writes_over_the_backlog_limit(
+    settings: Settings, drain: Drain
+) -> None:
     tight = settings.model_copy(update={"max_backlog": 5})
     async with AsyncMemoryClient(tight) as client:
         await client.write_many([{"content": f"{FACT} #{n}"} for n in range(5)])
@@ -114,13 +118,13 @@ async def test_backpressure_rejects_writes_over_the_backlog_limit(settings: Sett
         assert info.value.retryable
         with pytest.raises(Backpressure):  # a batch is accepted whole or not at all
             await client.write_many([{"content": OTHER}, {"content": THIRD}])
-        await Worker(tight).run_async(burst=True)
+        await drain(tight)
         receipt = await client.write(FACT + " after draining")  # room again
         assert receipt.status == "accepted"
         assert (await client.stats())["accepted"] == 6  # the rejected write was never queued
 
 
-async def test_backpressure_block_mode_waits_for_room(settings: Settings) -> None:
+async def test_backpressure_block_mode_waits_for_room(settings: Settings, drain: Drain) -> None:
     blocking = settings.model_copy(
         update={"max_backlog": 3, "backpressure": "block", "backpressure_timeout_s": 20.0}
     )
@@ -129,35 +133,36 @@ async def test_backpressure_block_mode_waits_for_room(settings: Settings) -> Non
         writer = asyncio.create_task(client.write(FACT + " waits"))
         await asyncio.sleep(0.2)
         assert not writer.done()
-        await Worker(blocking).run_async(burst=True)
+        await drain(blocking)
         receipt = await asyncio.wait_for(writer, 10)
         assert receipt.status == "accepted"
 
 
 async def test_poison_entry_is_dead_lettered_and_the_stream_keeps_flowing(
-    settings: Settings,
+    client: AsyncMemoryClient,
+    drain: Drain,
 ) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        await client.write(FACT + " before")
-        await client.redis.xadd(client.keys.stream, {EVENT_FIELD: b"\xc1 not msgpack"})
-        await client.write(THIRD)
-        report = await Worker(settings).run_async(burst=True)
-        assert report.indexed == 2 and report.dead_lettered == 1
-        letters = await client.dead_letters()
-        assert len(letters) == 1 and "PoisonMessage" in letters[0].error
-        stats = await client.stats()
-        assert stats["dead_letters"] == 1 and stats["backlog"] == 0 and stats["pending"] == 0
+    await client.write(FACT + " before")
+    await client.redis.xadd(client.keys.stream, {EVENT_FIELD: b"\xc1 not msgpack"})
+    await client.write(THIRD)
+    report = await drain()
+    assert report.indexed == 2 and report.dead_lettered == 1
+    letters = await client.dead_letters()
+    assert len(letters) == 1 and "PoisonMessage" in letters[0].error
+    stats = await client.stats()
+    assert stats["dead_letters"] == 1 and stats["backlog"] == 0 and stats["pending"] == 0
 
 
 async def test_failing_entry_is_retried_then_dead_lettered_and_replayable(
     settings: Settings,
+    drain: Drain,
 ) -> None:
     fast = settings.model_copy(update={"max_deliveries": 3, "claim_idle_ms": 50})
     async with AsyncMemoryClient(fast) as client:
         bad = await client.write(FACT + " POISON")
         good = await client.write(OTHER)
         stage = FailOn("POISON")
-        report = await Worker(fast, extra_stages=[stage]).run_async(burst=True)
+        report = await drain(fast, extra_stages=[stage])
         assert report.indexed == 1 and report.dead_lettered == 1 and report.failed == 3
         letters = await client.dead_letters()
         assert [dl.memory_id for dl in letters] == [bad.id]
@@ -165,49 +170,52 @@ async def test_failing_entry_is_retried_then_dead_lettered_and_replayable(
         assert (await client.get(good.id)) is not None
         # fix the cause, replay: the write is indexed and the dead-letter stream is empty
         assert len(await client.replay_dead_letters()) == 1
-        report = await Worker(fast).run_async(burst=True)
+        report = await drain(fast)
         assert report.indexed == 1
         record = await client.get(bad.id)
         assert record is not None and record.status == "active"
         assert (await client.stats())["dead_letters"] == 0
 
 
-async def test_non_retryable_error_dead_letters_at_once(settings: Settings) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        await client.write(FACT + " INVALID")
-        stage = FailOn("INVALID", InvalidMemoryError("cannot be stored"))
-        report = await Worker(settings, extra_stages=[stage]).run_async(burst=True)
-        assert report.dead_lettered == 1 and report.failed == 1
+async def test_non_retryable_error_dead_letters_at_once(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
+    await client.write(FACT + " INVALID")
+    stage = FailOn("INVALID", InvalidMemory("cannot be stored"))
+    report = await drain(extra_stages=[stage])
+    assert report.dead_lettered == 1 and report.failed == 1
 
 
-async def test_wait_true_returns_once_searchable(settings: Settings) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        worker = Worker(settings)
-        task = asyncio.create_task(worker.run_async())
-        try:
-            receipt = await client.write(FACT, wait=True, timeout=20)
-            assert receipt.status == "indexed"
-            hits = await client.search("ERR_CONN_RESET", mode="keyword")
-            assert receipt.id in [h.id for h in hits]
-        finally:
-            worker.stop()
-            await task
+async def test_wait_true_returns_once_searchable(
+    client: AsyncMemoryClient, settings: Settings
+) -> None:
+    worker = Worker(settings)
+    task = asyncio.create_task(worker.run_async())
+    try:
+        receipt = await client.write(FACT, wait=True, timeout_s=20)
+        assert receipt.status == "indexed"
+        hits = await client.search("ERR_CONN_RESET", mode="keyword")
+        assert receipt.id in [h.id for h in hits]
+    finally:
+        worker.stop()
+        await task
 
 
-async def test_wait_true_reports_the_drop_reason(settings: Settings) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        worker = Worker(settings)
-        task = asyncio.create_task(worker.run_async())
-        try:
-            receipt = await client.write("ok thanks!", wait=True, timeout=20)
-        finally:
-            worker.stop()
-            await task
-        assert receipt.status == "dropped" and receipt.reason and receipt.reason.startswith("rule:")
-        record = await client.get(receipt.id)
-        assert record is not None and record.status == "dropped" and record.reason
-        stats = await client.stats()
-        assert stats["dropped"]["total"] == 1
+async def test_wait_true_reports_the_drop_reason(
+    client: AsyncMemoryClient, settings: Settings
+) -> None:
+    worker = Worker(settings)
+    task = asyncio.create_task(worker.run_async())
+    try:
+        receipt = await client.write("ok thanks!", wait=True, timeout_s=20)
+    finally:
+        worker.stop()
+        await task
+    assert receipt.status == "dropped" and receipt.reason and receipt.reason.startswith("rule:")
+    record = await client.get(receipt.id)
+    assert record is not None and record.status == "dropped" and record.reason
+    stats = await client.stats()
+    assert stats["dropped"]["total"] == 1
 
 
 async def test_two_workers_share_the_group_and_index_each_write_once(settings: Settings) -> None:
@@ -228,28 +236,29 @@ async def test_two_workers_share_the_group_and_index_each_write_once(settings: S
         assert ids <= {r.id for r in receipts}
 
 
-async def test_forget_restore_protect(settings: Settings) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        receipt = await client.write(FACT)
-        await Worker(settings).run_async(burst=True)
-        assert (await client.forget(receipt.id)).status == "archived"
-        assert receipt.id not in [
-            h.id for h in await client.search("billing-service-v2", mode="keyword")
-        ]
-        archived = await client.search("billing-service-v2", mode="keyword", include_archived=True)
-        assert receipt.id in [h.id for h in archived]
-        assert (await client.restore(receipt.id)).status == "active"
-        assert (await client.protect(receipt.id)).protected
-        with pytest.raises(KeyError):
-            await client.forget("0" * 32)
+async def test_forget_restore_protect(client: AsyncMemoryClient, drain: Drain) -> None:
+    receipt = await client.write(FACT)
+    await drain()
+    assert (await client.forget(receipt.id)).status == "archived"
+    assert receipt.id not in [
+        h.id for h in await client.search("billing-service-v2", mode="keyword")
+    ]
+    archived = await client.search("billing-service-v2", mode="keyword", include_archived=True)
+    assert receipt.id in [h.id for h in archived]
+    assert (await client.restore(receipt.id)).status == "active"
+    assert (await client.protect(receipt.id)).protected
+    with pytest.raises(KeyError):
+        await client.forget("0" * 32)
 
 
-async def test_reindex_stops_stale_workers_and_loses_nothing(settings: Settings) -> None:
+async def test_reindex_stops_stale_workers_and_loses_nothing(
+    settings: Settings, drain: Drain
+) -> None:
     from hindsight_redis.errors import EmbeddingMismatch
 
     async with AsyncMemoryClient(settings) as client:
         before = await client.write(FACT)
-        await Worker(settings).run_async(burst=True)
+        await drain()
         stale = Worker(settings, name="stale")  # embedder "hash"
         task = asyncio.create_task(stale.run_async())
         result = await client.reindex("local")
@@ -258,7 +267,7 @@ async def test_reindex_stops_stale_workers_and_loses_nothing(settings: Settings)
         with pytest.raises(EmbeddingMismatch, match="reindex"):
             await asyncio.wait_for(task, 30)  # the stale worker refuses to write old vectors
         fresh = settings.model_copy(update={"embedder": "local", "claim_idle_ms": 50})
-        report = await Worker(fresh, name="fresh").run_async(burst=True)
+        report = await drain(fresh, name="fresh")
         assert report.indexed == 1
         async with AsyncMemoryClient(fresh) as reader:
             hits = await reader.search("who prefers answers in Chinese?", mode="vector", top_k=2)
@@ -267,12 +276,12 @@ async def test_reindex_stops_stale_workers_and_loses_nothing(settings: Settings)
             assert before.id in [h.id for h in hits]  # reindexed under the new embedder
 
 
-async def test_trimming_never_drops_unprocessed_entries(settings: Settings) -> None:
-    from hindsight_redis.pipeline.worker import trim_acknowledged
+async def test_trimming_never_drops_unprocessed_entries(settings: Settings, drain: Drain) -> None:
+    from hindsight_redis.pipeline.maintenance import trim_acknowledged
 
     async with AsyncMemoryClient(settings) as client:
         await client.write_many([{"content": f"{FACT} #{n} acknowledged"} for n in range(20)])
-        await Worker(settings).run_async(burst=True)
+        await drain()
         late = await client.write_many(
             [{"content": f"{OTHER} #{n} still queued"} for n in range(5)]
         )
@@ -287,19 +296,16 @@ async def test_trimming_never_drops_unprocessed_entries(settings: Settings) -> N
         assert (await client.stats())["accepted"] == 25  # counted by the stream, not its length
 
 
-async def test_recent_drops_are_kept_for_debugging(settings: Settings) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        await client.write("好的")
-        await client.write("thanks!!")
-        await Worker(settings).run_async(burst=True)
-        drops = await client.redis.xrange(client.keys.recent_drops)
-        reasons = [json.loads(fields[b"o"])["reason"] for _, fields in drops]
-        assert reasons == ["rule:ack", "rule:ack"]
+async def test_recent_drops_are_kept_for_debugging(client: AsyncMemoryClient, drain: Drain) -> None:
+    await client.write("好的")
+    await client.write("thanks!!")
+    await drain()
+    drops = await client.redis.xrange(client.keys.recent_drops)
+    reasons = [json.loads(fields[b"o"])["reason"] for _, fields in drops]
+    assert reasons == ["rule:ack", "rule:ack"]
 
 
 async def test_a_slow_batch_keeps_its_lease_and_is_not_processed_twice(settings: Settings) -> None:
-    from helpers import Slow
-
     short = settings.model_copy(update={"claim_idle_ms": 300, "worker_batch_size": 5})
     async with AsyncMemoryClient(short) as client:
         await client.write_many([{"content": f"{FACT} #{n} slow"} for n in range(5)])

@@ -155,7 +155,7 @@ async def test_cache_hits_misses_and_ttl() -> None:
     assert inner.calls == [["a", "b"]] and cache.hits == 2
     np.testing.assert_array_equal(again, first[[1, 0]])
     now[0] += 61
-    cache.embed_sync(["a"])
+    await cache.embed(["a"])
     assert inner.calls[-1] == ["a"]
     assert cache.model_id == inner.model_id and cache.dims == 16
 

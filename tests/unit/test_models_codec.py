@@ -6,16 +6,12 @@ import msgpack
 import numpy as np
 import pytest
 
-from hindsight_redis.codec import (
-    EVENT_FIELD,
-    decode_event,
-    doc_from_candidate,
-    encode_event,
-    record_from_doc,
-)
+from hindsight_redis.codec import EVENT_FIELD, decode_event, encode_event
+from hindsight_redis.documents import record_from_fields
 from hindsight_redis.errors import InvalidMemory, PoisonMessage
-from hindsight_redis.models import build_event, event_id_for
+from hindsight_redis.models import build_event, event_id_for, wait_timeout_s
 from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.pipeline.commit import doc_from_candidate
 
 
 def _event(**fields: object):  # type: ignore[no-untyped-def]
@@ -45,6 +41,12 @@ def test_event_round_trips_through_msgpack() -> None:
         ({"idempotency_key": ""}, "must not be empty"),
         ({"visibility": "public"}, "visibility"),
         ({"colour": "red"}, "unknown field"),
+        ({"timeout": 5}, "unknown field"),
+        ({"wait": "yes"}, "wait must be true or false"),
+        ({"timeout_s": "5"}, "timeout_s must be a number"),
+        ({"timeout_s": -1}, "finite number >= 0"),
+        ({"timeout_s": float("nan")}, "finite number >= 0"),
+        ({"timeout_s": True}, "timeout_s must be a number"),
     ],
 )
 def test_bad_writes_are_rejected_with_a_clear_message(
@@ -83,11 +85,17 @@ def test_document_round_trips_to_a_record() -> None:
     )
     candidate.embedding = np.ones(4, dtype=np.float32) / 2
     candidate.write_score = 0.9
-    doc = doc_from_candidate(
-        candidate, memory_id=event.event_id, vector_field="vec", embedding_model="m", now=1.0
-    )
+    doc = doc_from_candidate(candidate, vector_field="vec", embedding_model="m", now=1.0)
     assert doc["vec"] == (np.ones(4, dtype=np.float32) / 2).tobytes()
-    record = record_from_doc(event.event_id, {k: v for k, v in doc.items() if k != "vec"})
+    assert doc["id"] == event.event_id
+    record = record_from_fields(event.event_id, {k: v for k, v in doc.items() if k != "vec"})
     assert record.content == "summary" and record.original == "Alice prefers Chinese"
     assert record.tags == ("user:alice",) and record.sources == ("chat#7",)
     assert record.write_score == pytest.approx(0.9) and record.embedding_dims == 4
+
+
+def test_wait_timeout_defaults_only_when_not_given() -> None:
+    assert wait_timeout_s({}, 30.0) == 30.0
+    assert wait_timeout_s({"timeout_s": None}, 30.0) == 30.0
+    assert wait_timeout_s({"timeout_s": 0}, 30.0) == 0.0  # zero means zero, not the default
+    assert wait_timeout_s({"timeout_s": 2.5}, 30.0) == 2.5

@@ -6,26 +6,26 @@ import math
 
 import pytest
 
-from hindsight_redis.codec import detect_language
+from hindsight_redis.errors import InvalidQuery
 from hindsight_redis.models import SearchFilters
 from hindsight_redis.query import (
     build_filter,
+    check_search,
     escape_tag,
     keyword_query,
     keyword_terms,
-    linear_blend,
-    min_max,
     parse_explain,
-    rrf,
+    search_filters,
     tag_clause,
-    top,
+    visible,
 )
-from hindsight_redis.schema import STOPWORDS
+from hindsight_redis.schema import stopwords
 
 
 def test_stopword_list_is_the_179_nltk_words() -> None:
-    assert len(STOPWORDS) == 179 == len(set(STOPWORDS))
-    assert {"the", "wouldn't", "ourselves"} <= set(STOPWORDS)
+    words = stopwords()
+    assert len(words) == 179 == len(set(words))
+    assert {"the", "wouldn't", "ourselves"} <= set(words)
 
 
 @pytest.mark.parametrize(
@@ -153,47 +153,63 @@ def test_keyword_query_without_a_filter_is_the_plain_union() -> None:
     assert keyword_query(["x", "y"], None) == "@content:(x | y)"
 
 
-def test_detect_language() -> None:
-    assert detect_language("用户喜欢用中文回答") == "chinese"
-    assert detect_language("deploy billing 服务") == "chinese"
-    assert detect_language("plain English text") == "english"
+@pytest.mark.parametrize(
+    ("query", "top_k", "mode", "message"),
+    [
+        ("", 5, "hybrid", "non-empty"),
+        (None, 5, "hybrid", "non-empty"),
+        ("x" * 8001, 5, "hybrid", "limit is 8000"),
+        ("ok", 0, "hybrid", "top_k"),
+        ("ok", 101, "hybrid", "top_k"),
+        ("ok", True, "hybrid", "top_k"),
+        ("ok", "5", "hybrid", "top_k"),
+        ("ok", 5, "fuzzy", "mode"),
+    ],
+)
+def test_bad_search_arguments_are_query_errors(
+    query: object, top_k: object, mode: object, message: str
+) -> None:
+    with pytest.raises(InvalidQuery, match=message) as caught:
+        check_search(query, top_k, mode)
+    assert isinstance(caught.value, ValueError)
 
 
-def test_rrf_rewards_agreement() -> None:
-    scores = rrf([["a", "b", "c"], ["b", "c", "d"]], k=60)
-    assert top(scores, 1) == ["b"]
-    assert scores["a"] == pytest.approx(1 / 61)
-    assert scores["b"] == pytest.approx(1 / 62 + 1 / 61)
+def test_check_search_strips_the_query() -> None:
+    assert check_search("  alice  ", 5, "keyword") == "alice"
 
 
-def test_min_max() -> None:
-    assert min_max({}) == {}
-    assert min_max({"a": 2.0, "b": 2.0}) == {"a": 1.0, "b": 1.0}
-    assert min_max({"a": 1.0, "b": 3.0}) == {"a": 0.0, "b": 1.0}
-    assert min_max({"a": 1.0, "b": 3.0}, floor=0.0) == {"a": pytest.approx(1 / 3), "b": 1.0}
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"tags": "ops"}, "list of strings"),
+        ({"tags": ["ops", ""]}, "non-empty"),
+        ({"tags": [3]}, "non-empty strings"),
+        ({"since": "yesterday"}, "since must be a finite number"),
+        ({"until": math.inf}, "until must be a finite number"),
+        ({"since": True}, "since"),
+        ({"since": 20.0, "until": 10.0}, "after until"),
+        ({"agent_id": 7}, "agent_id must be a string"),
+        ({"include_archived": "yes"}, "include_archived"),
+    ],
+)
+def test_bad_search_filters_are_query_errors(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(InvalidQuery, match=message):
+        search_filters(**kwargs)
 
 
-def test_linear_blend_scales_both_legs_and_gives_missing_the_leg_minimum() -> None:
-    fused = linear_blend({"a": 0.9, "b": 0.5}, {"b": 10.0, "c": 5.0}, alpha=0.7)
-    # cosines scaled to a=1, b=0; BM25 scaled with floor 0 to b=1, c=0.5.
-    assert fused["a"] == pytest.approx(0.7 * 1.0 + 0.3 * 0.5)  # missing BM25 -> its minimum
-    assert fused["b"] == pytest.approx(0.7 * 0.0 + 0.3 * 1.0)
-    assert fused["c"] == pytest.approx(0.7 * 0.0 + 0.3 * 0.5)  # missing cosine -> its minimum
-    assert linear_blend({}, {"c": 2.0}, alpha=0.5) == {"c": pytest.approx(0.5)}
-    with pytest.raises(ValueError):
-        linear_blend({}, {}, alpha=1.5)
+def test_search_filters_keep_what_was_given() -> None:
+    filters = search_filters(agent_id="a", tags=["x", "y"], since=1, until=2.5)
+    assert filters == SearchFilters(agent_id="a", tags=("x", "y"), since=1.0, until=2.5)
+    assert search_filters(session_id="") == SearchFilters()
 
 
-def test_top_breaks_ties_by_id() -> None:
-    assert top({"b": 1.0, "a": 1.0, "c": 2.0}, 2) == ["c", "a"]
-
-
-def test_a_complete_keyword_list_gives_non_matches_no_keyword_credit() -> None:
-    cosine = {"on-topic": 0.80, "off-topic": 0.90}
-    bm25 = {"on-topic": 5.0}
-    # the keyword leg returned every match: "off-topic" shares no query term
-    complete = linear_blend(cosine, bm25, alpha=0.35, keyword_complete=True)
-    assert complete["on-topic"] > complete["off-topic"]
-    # a truncated list: "off-topic" may match below the cut, it keeps the lowest score
-    truncated = linear_blend(cosine, bm25, alpha=0.35)
-    assert truncated["off-topic"] > complete["off-topic"]
+def test_visible_applies_the_default_filters_to_a_row() -> None:
+    row = {"namespace": b"ns", "status": b"active", "visibility": b"shared"}
+    assert visible(row, "ns", SearchFilters())
+    assert not visible(row, "other", SearchFilters())
+    archived = {**row, "status": b"archived"}
+    assert not visible(archived, "ns", SearchFilters())
+    assert visible(archived, "ns", SearchFilters(include_archived=True))
+    private = {**row, "visibility": b"private"}
+    assert not visible(private, "ns", SearchFilters())
+    assert visible(private, "ns", SearchFilters(agent_id="planner"))

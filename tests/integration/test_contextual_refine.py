@@ -1,17 +1,15 @@
-"""Contextual vectors against the real embedded Redis: refine, the third search leg, reindex."""
+"""Contextual vectors, the refiner side: background refining, its script, claims, reindex."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 import pytest
 from redis.asyncio import Redis
 
-from hindsight_redis import AsyncMemoryClient, Worker, scripts
-from hindsight_redis.codec import as_text
-from hindsight_redis.errors import EmbeddingError, EmbeddingMismatch
+from hindsight_redis import AsyncMemoryClient, scripts
+from hindsight_redis.errors import EmbeddingMismatch
 from hindsight_redis.index import MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.assembly import build_pipeline
@@ -20,71 +18,26 @@ from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.providers.contextual import MODEL_ID, MiniLMEmbedder
 from hindsight_redis.providers.embedders import HashEmbedder
 from hindsight_redis.providers.vectors import Vectors
+from hindsight_redis.resp import as_text
 from hindsight_redis.schema import CONTEXT_FIELD
 from hindsight_redis.settings import Settings
-from tests.integration.helpers import IndexEnv, open_index_env
+from tests.conftest import Drain
+from tests.integration.helpers import (
+    IndexEnv,
+    index_fields,
+    memory_keys,
+    open_index_env,
+    write_and_drain,
+)
 
 CTX_BYTES = 384 * 4
-
-# A paraphrase sharing no word with its memory; the distractors share words
-# and character n-grams with the query (hash vectors prefer them), none of its
-# terms (the keyword leg finds nothing). Checked: without the contextual leg
-# the target ranks 4th of 5; with it, 1st by a wide margin (0.60 vs 0.38).
-TARGET = "The feline dozed on the windowsill all afternoon"
-DISTRACTORS = [
-    "Where does the backup job store its nightly logs",
-    "The database migration finished on the staging cluster",
-    "Quarterly revenue grew by four percent in Europe",
-    "Does the deploy script retry when the gateway resets",
-]
-PARAPHRASE = "where did the cat take a nap"
-CHINESE = "我们把数据库迁移到了新的服务器"
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
-
-
-@pytest.fixture
-async def redis(settings: Settings) -> AsyncIterator[Redis]:
-    client = Redis.from_url(settings.redis_url or "")
-    yield client
-    await client.aclose()
-
-
-async def _memory_keys(redis: Redis, keys: Keys) -> list[str]:
-    return sorted([as_text(k) async for k in redis.scan_iter(match=keys.doc_prefix + "*")])
-
-
-async def _write_and_work(settings: Settings, texts: Sequence[str]) -> tuple[list[str], Any]:
-    async with AsyncMemoryClient(settings) as client:
-        receipts = await client.write_many([{"content": t} for t in texts])
-    report = await Worker(settings).run_async(burst=True)
-    return [r.id for r in receipts], report
-
-
-async def _ft_info(redis: Redis, index: str) -> dict[Any, Any]:
-    info: dict[Any, Any] = await redis.ft(index).info()  # type: ignore[no-untyped-call]
-    return info
-
-
-def _attribute_names(ft_info: dict[Any, Any]) -> set[str]:
-    """Field names in ``FT.INFO`` attributes (RESP2 lists of key/value pairs)."""
-    names: set[str] = set()
-    for attribute in ft_info["attributes"]:
-        items = [as_text(x) if isinstance(x, bytes | str) else x for x in attribute]
-        for i, item in enumerate(items[:-1]):
-            if item == "attribute":
-                names.add(str(items[i + 1]))
-    return names
 
 
 # ------------------------------------------------------------ worker + refine
 
 
 async def test_burst_refines_every_memory(
-    settings: Settings, redis: Redis, minilm: MiniLMEmbedder
+    settings: Settings, redis: Redis, minilm: MiniLMEmbedder, drain: Drain
 ) -> None:
     assert settings.contextual_embedder == "minilm"  # the default
     settings = settings.model_copy(update={"refine_batch_size": 3})  # several refine steps
@@ -97,13 +50,13 @@ async def test_burst_refines_every_memory(
         "Carol is allergic to peanuts and avoids the bakery downstairs",
         "The staging cluster runs Postgres 16 since the last upgrade",
     ]
-    ids, report = await _write_and_work(settings, texts)
+    ids, report = await write_and_drain(settings, texts)
     keys = Keys(settings.key_prefix, settings.namespace)
     assert report.indexed == len(texts)
     assert report.refined == report.indexed
-    memory_keys = await _memory_keys(redis, keys)
-    assert memory_keys == sorted(keys.doc(i) for i in ids)
-    for key in memory_keys:
+    stored = await memory_keys(redis, keys)
+    assert stored == sorted(keys.doc(i) for i in ids)
+    for key in stored:
         refine, ctx, content = await redis.hmget(key, ["refine", CONTEXT_FIELD, "content"])
         assert refine == b"done"
         assert isinstance(ctx, bytes) and len(ctx) == CTX_BYTES
@@ -118,19 +71,20 @@ async def test_burst_refines_every_memory(
     assert info is not None and info.has_context and info.context_model == MODEL_ID
     assert not [k async for k in redis.scan_iter(match=keys.refine_claim("*"))]
     # nothing left to do: a second burst refines nothing
-    assert (await Worker(settings).run_async(burst=True)).refined == 0
+    assert (await drain(settings)).refined == 0
 
 
-async def test_new_memories_start_pending(settings: Settings, redis: Redis) -> None:
-    keys = Keys(settings.key_prefix, settings.namespace)
-    async with AsyncMemoryClient(settings) as client:
-        await client.write("Dave keeps the spare office keys in the top drawer")
+async def test_new_memories_start_pending(
+    client: AsyncMemoryClient, settings: Settings, redis: Redis, drain: Drain
+) -> None:
+    keys = client.keys
+    await client.write("Dave keeps the spare office keys in the top drawer")
     built = await build_pipeline(redis, keys, settings)  # what a MiniLM worker would run
     assert built.refiner is not None
     assert await built.refiner.pending(10) == []  # nothing committed yet
     # a worker without the contextual embedder commits but never refines
-    await Worker(settings.model_copy(update={"contextual_embedder": "none"})).run_async(burst=True)
-    [key] = await _memory_keys(redis, keys)
+    await drain(settings.model_copy(update={"contextual_embedder": "none"}))
+    [key] = await memory_keys(redis, keys)
     assert await redis.hget(key, "refine") == b"pending"
     assert not await redis.hexists(key, CONTEXT_FIELD)
     pending = await built.refiner.pending(10)
@@ -138,16 +92,14 @@ async def test_new_memories_start_pending(settings: Settings, redis: Redis) -> N
     assert pending[0][1] == "Dave keeps the spare office keys in the top drawer"
 
 
-async def test_stats_refine_pending_is_none_without_an_index(settings: Settings) -> None:
-    async with AsyncMemoryClient(settings) as client:
-        assert (await client.stats())["refine_pending"] is None
+async def test_stats_refine_pending_is_none_without_an_index(client: AsyncMemoryClient) -> None:
+    assert (await client.stats())["refine_pending"] is None
 
 
-async def test_stats_count_pending_memories(settings: Settings) -> None:
+async def test_stats_count_pending_memories(client: AsyncMemoryClient, settings: Settings) -> None:
     texts = ["Olga books the meeting rooms", "Pete signs off the budget"]
-    await _write_and_work(settings.model_copy(update={"contextual_embedder": "none"}), texts)
-    async with AsyncMemoryClient(settings) as client:
-        assert (await client.stats())["refine_pending"] == 2
+    await write_and_drain(settings.model_copy(update={"contextual_embedder": "none"}), texts)
+    assert (await client.stats())["refine_pending"] == 2
 
 
 class _Meddle:
@@ -163,113 +115,20 @@ class _Meddle:
         await self.redis.hset(self.keys.index_meta, "context_model", "other-model")
 
 
-async def test_a_failing_refiner_never_stops_ingest(settings: Settings, redis: Redis) -> None:
-    keys = Keys(settings.key_prefix, settings.namespace)
+async def test_a_failing_refiner_never_stops_ingest(
+    client: AsyncMemoryClient, redis: Redis, drain: Drain
+) -> None:
+    keys = client.keys
     texts = ["Erin maintains the release calendar", "Frank owns the on-call rotation"]
-    async with AsyncMemoryClient(settings) as client:
-        await client.write_many([{"content": t} for t in texts])
-    report = await Worker(settings, extra_stages=[_Meddle(redis, keys)]).run_async(burst=True)
+    await client.write_many([{"content": t} for t in texts])
+    report = await drain(extra_stages=[_Meddle(redis, keys)])
     assert report.indexed == 2 and report.refined == 0 and report.failed == 0
-    memory_keys = await _memory_keys(redis, keys)
-    assert len(memory_keys) == 2
-    for key in memory_keys:
+    stored = await memory_keys(redis, keys)
+    assert len(stored) == 2
+    for key in stored:
         assert await redis.hget(key, "refine") == b"pending"
         assert not await redis.hexists(key, CONTEXT_FIELD)
     assert not [k async for k in redis.scan_iter(match=keys.refine_claim("*"))]
-
-
-# ------------------------------------------------------------ search
-
-
-async def test_hybrid_hits_carry_the_contextual_cosine(settings: Settings) -> None:
-    await _write_and_work(settings, [TARGET, *DISTRACTORS])
-    async with AsyncMemoryClient(settings) as client:
-        hits = await client.search("database migration on staging", top_k=5)
-        assert hits[0].content == DISTRACTORS[1]
-        assert len(hits) == 5 and all(h.contextual is not None for h in hits)
-        assert all(-1.0 <= (h.contextual or 0.0) <= 1.0001 for h in hits)
-        # vector and keyword modes have no contextual leg
-        for mode in ("vector", "keyword"):
-            found = await client.search("database migration on staging", top_k=3, mode=mode)
-            assert found and all(h.contextual is None for h in found)
-
-
-async def test_contextual_leg_finds_a_paraphrase_sharing_no_word(settings: Settings) -> None:
-    ids, _ = await _write_and_work(settings, [TARGET, *DISTRACTORS])
-    target_id = ids[0]
-    async with AsyncMemoryClient(settings) as client:
-        hits = await client.search(PARAPHRASE, top_k=5)
-        assert hits[0].id == target_id, [h.content for h in hits]
-        assert hits[0].keyword is None  # not found by the keyword leg
-        best_ctx = max(hits, key=lambda h: h.contextual or -1.0)
-        assert best_ctx.id == target_id
-        # the hash vectors alone rank other memories above it
-        by_vector = await client.search(PARAPHRASE, top_k=5, mode="vector")
-        assert by_vector[0].id != target_id
-    # without the contextual signal the target is not first
-    for update in ({"hybrid_contextual_weight": 0.0}, {"contextual_embedder": "none"}):
-        async with AsyncMemoryClient(settings.model_copy(update=update)) as client:
-            hits = await client.search(PARAPHRASE, top_k=5)
-            assert hits[0].id != target_id, update
-            assert target_id in [h.id for h in hits]
-
-
-async def test_chinese_query_skips_the_contextual_leg(settings: Settings) -> None:
-    ids, report = await _write_and_work(settings, [CHINESE, *DISTRACTORS])
-    # MiniLM reads English only: the Chinese memory is not refined
-    assert report.indexed == 5 and report.refined == 4
-    async with AsyncMemoryClient(settings) as client:
-        key = client.keys.doc(ids[0])
-        assert await client.redis.hmget(key, ["refine", CONTEXT_FIELD]) == [b"off", None]
-        hits = await client.search("数据库迁移", top_k=5)
-        assert hits[0].id == ids[0]
-        assert all(h.contextual is None for h in hits)
-        # an English query on the same index does get the leg (for English memories)
-        english = await client.search("database migration", top_k=5)
-        refined = [h for h in english if h.id != ids[0]]
-        assert refined and all(h.contextual is not None for h in refined)
-
-
-async def test_without_contextual_embedder(settings: Settings, redis: Redis) -> None:
-    settings = settings.model_copy(update={"contextual_embedder": "none"})
-    keys = Keys(settings.key_prefix, settings.namespace)
-    ids, report = await _write_and_work(settings, [TARGET, *DISTRACTORS])
-    assert report.indexed == 5 and report.refined == 0
-    names = _attribute_names(await _ft_info(redis, keys.index_alias))
-    assert CONTEXT_FIELD not in names and "vec_g1" in names and "refine" in names
-    meta = await redis.hgetall(keys.index_meta)
-    assert meta[b"context_model"] == b"" and meta[b"context_dims"] == b"0"
-    async with AsyncMemoryClient(settings) as client:
-        for mode in ("hybrid", "vector", "keyword"):
-            hits = await client.search("database migration staging", top_k=3, mode=mode)
-            assert hits[0].id == ids[2]
-            assert all(h.contextual is None for h in hits)
-
-
-async def test_with_contextual_embedder_the_index_has_the_field(
-    settings: Settings, redis: Redis
-) -> None:
-    keys = Keys(settings.key_prefix, settings.namespace)
-    async with AsyncMemoryClient(settings) as client:
-        await client.search("anything", top_k=1)  # opens (creates) the index
-    assert CONTEXT_FIELD in _attribute_names(await _ft_info(redis, keys.index_alias))
-
-
-async def test_client_reindex_keeps_the_contextual_vectors(
-    settings: Settings, redis: Redis
-) -> None:
-    ids, _ = await _write_and_work(settings, [TARGET, *DISTRACTORS])
-    keys = Keys(settings.key_prefix, settings.namespace)
-    before = await redis.hget(keys.doc(ids[0]), CONTEXT_FIELD)
-    async with AsyncMemoryClient(settings) as client:
-        assert (await client.search(PARAPHRASE, top_k=1))[0].id == ids[0]
-        moved = await client.reindex("hash")  # same models, new generation
-        assert moved["generation"] == 2 and moved["contextual_model"] == MODEL_ID
-        assert await redis.hmget(keys.doc(ids[0]), ["refine", CONTEXT_FIELD]) == [b"done", before]
-        assert CONTEXT_FIELD in _attribute_names(await _ft_info(redis, keys.index_alias))
-        hits = await client.search(PARAPHRASE, top_k=5)
-        assert hits[0].id == ids[0] and all(h.contextual is not None for h in hits)
-    assert (await Worker(settings).run_async(burst=True)).refined == 0  # nothing to redo
 
 
 # ------------------------------------------------------------ Refiner directly
@@ -342,13 +201,14 @@ async def test_refiner_skips_deleted_and_changed_memories(env: Env, minilm: Mini
 
 async def test_refine_script_results(env: Env, minilm: MiniLMEmbedder) -> None:
     await env.put("m", "Judy waters the office plants on Mondays")
-    script = env.redis.register_script(scripts.REFINE)
     vec = minilm.embed_sync(["Judy waters the office plants on Mondays"])[0].tobytes()
     k = env.keys
 
     async def run(key: str, content: str, model: str = MODEL_ID) -> int:
-        args: list[str | bytes] = [content, CONTEXT_FIELD, vec, model]
-        return int(await script(keys=[key, k.index_meta], args=args))
+        return await scripts.refine(
+            env.redis, memory=key, index_meta=k.index_meta, content=content,
+            field=CONTEXT_FIELD, vector=vec, model=model,
+        )  # fmt: skip
 
     assert await run(k.doc("absent"), "Judy waters the office plants on Mondays") == 0
     assert not await env.redis.exists(k.doc("absent"))
@@ -422,14 +282,14 @@ async def test_reindex_keeps_or_drops_contextual_vectors(env: Env, minilm: MiniL
     same = await index.reindex(HashEmbedder(), minilm)
     assert same.generation == 2 and same.has_context and same.context_model == MODEL_ID
     assert await env.redis.hmget(env.keys.doc("m1"), ["refine", CONTEXT_FIELD]) == [b"done", before]
-    assert CONTEXT_FIELD in _attribute_names(await _ft_info(env.redis, env.keys.index_alias))
+    assert CONTEXT_FIELD in await index_fields(env.redis, env.keys.index_alias)
     # contextual model dropped: the vectors go, and nothing waits for a refiner
     plain = await index.reindex(HashEmbedder())
     assert plain.generation == 3 and not plain.has_context and plain.context_model == ""
     for memory_id in ("m1", "m2"):
         key = env.keys.doc(memory_id)
         assert await env.redis.hmget(key, ["refine", CONTEXT_FIELD]) == [b"off", None]
-    assert CONTEXT_FIELD not in _attribute_names(await _ft_info(env.redis, env.keys.index_alias))
+    assert CONTEXT_FIELD not in await index_fields(env.redis, env.keys.index_alias)
     assert await Refiner(env.redis, env.keys, minilm).refine_once() == 0
     # back to MiniLM: refiners fill the vectors in again
     back = await index.reindex(HashEmbedder(), minilm)
@@ -439,36 +299,3 @@ async def test_reindex_keeps_or_drops_contextual_vectors(env: Env, minilm: MiniL
         done += step
     assert done == 2
     assert await env.redis.hget(env.keys.doc("m2"), "refine") == b"done"
-
-
-async def test_a_broken_contextual_model_does_not_break_search(settings: Settings) -> None:
-    texts = ["Quinn rotates the API keys every quarter", "Rosa owns the billing dashboard"]
-    await _write_and_work(settings, texts)
-    async with AsyncMemoryClient(settings) as client:
-        assert (await client.search("who rotates the API keys", top_k=2))[0].contextual is not None
-        state = client._search_state
-        assert state is not None and state.contextual is not None
-
-        def broken(texts: Sequence[str]) -> Any:
-            raise EmbeddingError("model file unreadable")
-
-        inner = state.contextual.inner  # type: ignore[attr-defined]
-        inner.embed_sync = broken
-        state.contextual.clear()  # type: ignore[attr-defined]
-        hits = await client.search("who rotates the API keys", top_k=2)
-        assert hits and hits[0].content == texts[0]
-        assert all(h.contextual is None for h in hits)
-
-
-async def test_any_embedder_can_be_the_contextual_one(settings: Settings, redis: Redis) -> None:
-    # e.g. litellm:<model> for a hosted model; "hash" here (256 dims, no model)
-    settings = settings.model_copy(update={"contextual_embedder": "hash"})
-    ids, report = await _write_and_work(settings, [TARGET, *DISTRACTORS])
-    assert report.refined == report.indexed == 5
-    keys = Keys(settings.key_prefix, settings.namespace)
-    meta = await redis.hgetall(keys.index_meta)
-    assert meta[b"context_model"] == b"hash:v1-256" and meta[b"context_dims"] == b"256"
-    assert len(await redis.hget(keys.doc(ids[0]), CONTEXT_FIELD) or b"") == 256 * 4
-    async with AsyncMemoryClient(settings) as client:
-        hits = await client.search(TARGET, top_k=3)
-        assert hits[0].id == ids[0] and hits[0].contextual == pytest.approx(1.0, abs=1e-5)

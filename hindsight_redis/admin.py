@@ -1,0 +1,250 @@
+"""The operators' reads and repairs: stats, dead letters, conflicts flagged for review.
+
+Every call goes through the error boundary (``errors.redis_errors``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+
+from hindsight_redis import scripts
+from hindsight_redis.codec import decode_event
+from hindsight_redis.documents import RECORD_FIELDS, record_from_fields
+from hindsight_redis.errors import (
+    InvalidArgument,
+    PoisonMessage,
+    RedisCommandError,
+    SearchModuleMissing,
+    redis_errors,
+)
+from hindsight_redis.keys import Keys
+from hindsight_redis.models import MemoryRecord
+from hindsight_redis.query import refine_pending_filter, tag_clause
+from hindsight_redis.resp import (
+    NEVER_DECODE,
+    as_text,
+    entries_added,
+    entry_ms,
+    search_rows,
+    search_total,
+)
+
+_STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
+
+
+# -- stats ----------------------------------------------------------------------
+
+
+async def collect_stats(redis: Redis, keys: Keys) -> dict[str, Any]:
+    """What a namespace holds and how far behind its workers are.
+
+    Keys: ``accepted``, ``processed``, ``indexed``, ``merged``, ``dropped`` (a
+    mapping reason -> count, plus ``total``), ``backlog`` (accepted writes not
+    yet processed), ``pending`` (delivered, not acknowledged; per consumer in
+    ``consumers``), ``undelivered``, ``dead_letters``, ``stream_length``,
+    ``index_lag_s`` (age of the oldest unprocessed entry), ``refine_pending``
+    (memories still waiting for their contextual vector; None without an
+    index) and ``counters``.
+    """
+    with redis_errors("read the stats"):
+        pipe = redis.pipeline(transaction=False)
+        pipe.hgetall(keys.stats)
+        pipe.xlen(keys.stream)
+        pipe.xlen(keys.dead_letters)
+        counters_raw, stream_length, dead_letters = await pipe.execute()
+        counters = {as_text(k): int(v) for k, v in counters_raw.items()}
+        counters["accepted"] = await accepted(redis, keys)
+        pending, undelivered, consumers, oldest = await _group_state(redis, keys)
+        refining = await refine_pending(redis, keys)
+    dropped = {
+        k.removeprefix("dropped:"): v for k, v in counters.items() if k.startswith("dropped:")
+    }
+    dropped["total"] = sum(dropped.values())
+    processed = counters.get("processed", 0)
+    return {
+        "accepted": counters["accepted"],
+        "processed": processed,
+        "indexed": counters.get("indexed", 0),
+        "merged": counters.get("merged", 0),
+        "dropped": dropped,
+        "backlog": max(counters["accepted"] - processed, 0),
+        "pending": pending,
+        "undelivered": undelivered,
+        "consumers": consumers,
+        "dead_letters": int(dead_letters),
+        "stream_length": int(stream_length),
+        "index_lag_s": 0.0 if oldest is None else max(time.time() - oldest / 1000, 0.0),
+        "refine_pending": refining,
+        "counters": counters,
+    }
+
+
+async def refine_pending(redis: Redis, keys: Keys) -> int | None:
+    """Memories whose ``refine`` tag is still ``pending``; None when there is no index."""
+    query = refine_pending_filter(keys.namespace)
+    try:
+        with redis_errors("count memories waiting for a contextual vector"):
+            reply = await redis.execute_command(  # type: ignore[no-untyped-call]
+                "FT.SEARCH", keys.index_alias, query, "LIMIT", "0", "0", "DIALECT", "2"
+            )
+    except (RedisCommandError, SearchModuleMissing):
+        return None  # no index yet (or no search module: stats still work)
+    return search_total(reply)
+
+
+async def accepted(redis: Redis, keys: Keys) -> int:
+    """Writes ever appended to the stream (trimming does not lower it); 0 without a stream."""
+    try:
+        with redis_errors("read the stream"):
+            return entries_added(await redis.xinfo_stream(keys.stream))
+    except RedisCommandError:
+        return 0
+
+
+async def backlog(redis: Redis, keys: Keys) -> int:
+    """Accepted writes not yet processed (indexed, merged, dropped or dead-lettered).
+
+    One round trip: the write gate refreshes it while writers wait.
+    """
+    with redis_errors("check the backlog", hint="retry the write"):
+        pipe = redis.pipeline(transaction=False)
+        pipe.xinfo_stream(keys.stream)
+        pipe.hget(keys.stats, "processed")
+        info, processed = await pipe.execute(raise_on_error=False)
+        if isinstance(processed, Exception):
+            raise processed
+        if isinstance(info, Exception):
+            if "no such key" in str(info).lower():
+                return 0  # no stream yet: nothing accepted
+            raise info
+    return max(entries_added(info) - int(processed or 0), 0)
+
+
+async def _group_state(redis: Redis, keys: Keys) -> tuple[int, int, dict[str, int], int | None]:
+    """(pending, undelivered, pending per consumer, ms of the oldest unprocessed entry)."""
+    try:
+        with redis_errors("read the consumer group"):
+            groups = await redis.xinfo_groups(keys.stream)
+    except RedisCommandError:
+        return 0, 0, {}, None  # no stream yet
+    group = next((g for g in groups if as_text(g["name"]) == keys.group), None)
+    if group is None:
+        first = await redis.xrange(keys.stream, count=1)
+        first_ms = entry_ms(as_text(first[0][0])) if first else None
+        return 0, int(await redis.xlen(keys.stream)), {}, first_ms
+    pending = int(group["pending"])
+    undelivered = int(group.get("lag") or 0)
+    consumers: dict[str, int] = {}
+    oldest: int | None = None
+    if pending:
+        summary = await redis.xpending(keys.stream, keys.group)
+        consumers = {as_text(c["name"]): int(c["pending"]) for c in summary["consumers"] or []}
+        if summary["min"] is not None:  # entries may be acked between the two calls
+            oldest = entry_ms(as_text(summary["min"]))
+    if undelivered and oldest is None:
+        after = as_text(group["last-delivered-id"])
+        nxt = await redis.xrange(keys.stream, min=f"({after}", count=1)
+        if nxt:
+            oldest = entry_ms(as_text(nxt[0][0]))
+    return pending, undelivered, consumers, oldest
+
+
+# -- dead letters -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """One dead-lettered write, with the error that put it there."""
+
+    id: str
+    entry_id: str
+    error: str
+    deliveries: int
+    failed_at: float
+    content: str | None
+    memory_id: str | None
+
+
+def _dead_letter(dlq_id: str, fields: dict[bytes, bytes]) -> DeadLetter:
+    try:
+        event = decode_event(fields)
+        content, memory_id = event.content, event.event_id
+    except PoisonMessage:
+        content, memory_id = None, None
+    return DeadLetter(
+        id=dlq_id,
+        entry_id=as_text(fields.get(b"entry_id", b"")),
+        error=as_text(fields.get(b"error", b"")),
+        deliveries=int(fields.get(b"deliveries", b"0") or 0),
+        failed_at=float(fields.get(b"failed_at", b"0") or 0),
+        content=content,
+        memory_id=memory_id,
+    )
+
+
+async def list_dead_letters(redis: Redis, keys: Keys, count: int = 100) -> list[DeadLetter]:
+    """The oldest ``count`` dead letters."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise InvalidArgument(f"count must be a positive integer, got {count!r}")
+    with redis_errors("list dead letters"):
+        entries: Any = await redis.xrange(keys.dead_letters, count=count)
+    return [_dead_letter(as_text(i), f) for i, f in entries or []]
+
+
+async def replay_dead_letters(redis: Redis, keys: Keys, ids: list[str] | None = None) -> list[str]:
+    """Put dead letters back on the stream (all when ``ids`` is None); their new stream ids.
+
+    Ids that name no dead letter are skipped; an id that is not a stream id
+    (``<ms>-<seq>``) is an ``InvalidArgument``.
+    """
+    for dlq_id in ids or ():
+        if not isinstance(dlq_id, str) or not _STREAM_ID.fullmatch(dlq_id):
+            raise InvalidArgument(
+                f"{dlq_id!r} is not a dead-letter id (ids look like 1767225600000-0: "
+                "see `hindsight-redis dlq list`)"
+            )
+    with redis_errors("replay dead letters"):
+        if ids is None:
+            entries: Any = await redis.xrange(keys.dead_letters)
+            ids = [as_text(i) for i, _ in entries or []]
+        replayed = []
+        for dlq_id in ids:
+            new_id = await scripts.replay(
+                redis,
+                stream=keys.stream,
+                dead_letters=keys.dead_letters,
+                stats=keys.stats,
+                dlq_id=dlq_id,
+            )
+            if new_id:
+                replayed.append(as_text(new_id))
+    return replayed
+
+
+# -- conflicts ----------------------------------------------------------------------
+
+
+async def list_conflicts(
+    redis: Redis, keys: Keys, *, limit: int = 100, include_archived: bool = False
+) -> list[MemoryRecord]:
+    """Memories flagged ``review=conflict``, newest first, with ``conflicts_with`` ids."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+        raise InvalidArgument(f"limit must be an integer from 1 to 10000, got {limit!r}")
+    expr = f"{tag_clause('namespace', keys.namespace)} {tag_clause('review', 'conflict')}"
+    if not include_archived:
+        expr += " " + tag_clause("status", "active")
+    with redis_errors("list conflicts"):
+        reply = await redis.execute_command(  # type: ignore[no-untyped-call]
+            "FT.SEARCH", keys.index_alias, expr, "SORTBY", "created_at", "DESC",
+            "LIMIT", "0", str(limit), "RETURN", str(len(RECORD_FIELDS)), *RECORD_FIELDS,
+            "DIALECT", "2", **NEVER_DECODE,
+        )  # fmt: skip
+    return [
+        record_from_fields(row.key.removeprefix(keys.doc_prefix), row.fields)
+        for row in search_rows(reply)
+    ]

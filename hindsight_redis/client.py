@@ -1,0 +1,319 @@
+"""``AsyncMemoryClient``: what agents call to write, search and manage memories.
+
+Writes are validated here (``models.build_event``), encoded as versioned
+msgpack events and appended to the namespace's stream (``writer``); workers
+do everything else. Searches run through a ``Searcher`` opened on first use;
+the operators' reads live in ``admin``. The blocking twin is
+``sync_client.MemoryClient``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+
+from hindsight_redis import admin, scripts
+from hindsight_redis.admin import DeadLetter
+from hindsight_redis.codec import decode_outcome
+from hindsight_redis.connection import connect, require_search
+from hindsight_redis.documents import RECORD_FIELDS, record_from_fields, record_from_outcome
+from hindsight_redis.errors import (
+    EmbeddingMismatch,
+    InvalidMemory,
+    NotFound,
+    RedisUnavailable,
+    redis_errors,
+)
+from hindsight_redis.keys import Keys
+from hindsight_redis.models import (
+    MemoryEvent,
+    MemoryRecord,
+    SearchHit,
+    SearchMode,
+    Visibility,
+    WriteReceipt,
+    build_event,
+    wait_timeout_s,
+)
+from hindsight_redis.query import search_filters
+from hindsight_redis.searcher import Searcher
+from hindsight_redis.server.profiles import get_profile
+from hindsight_redis.settings import Settings
+from hindsight_redis.writer import StreamWriter
+
+
+class AsyncMemoryClient:
+    """Write, search and manage memories of one namespace (asyncio).
+
+    Use as ``async with AsyncMemoryClient(settings) as client: ...``, or call
+    ``connect()`` / ``aclose()`` yourself. With no ``redis_url`` the embedded
+    server is started on first use. Building a client does no I/O.
+    """
+
+    def __init__(self, settings: Settings | None = None, *, redis: Redis | None = None) -> None:
+        self.settings = settings or Settings()
+        self.keys = Keys(self.settings.key_prefix, self.settings.namespace)
+        self.profile = get_profile(self.settings.profile)
+        self._redis = redis
+        self._owns_redis = redis is None
+        self._searcher: Searcher | None = None
+        self._search_checked = False
+        self._writer = StreamWriter(self.settings, self.keys)
+
+    async def __aenter__(self) -> AsyncMemoryClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def connect(self) -> Redis:
+        """Open the connection (starting the embedded server if needed)."""
+        if self._redis is None:
+            self._redis = await connect(self.settings)
+        return self._redis
+
+    async def aclose(self) -> None:
+        """Close the connection this client opened."""
+        if self._redis is not None and self._owns_redis:
+            await self._redis.aclose()
+            self._redis = None
+            self._searcher = None
+
+    @property
+    def redis(self) -> Redis:
+        """The underlying client; ``connect()`` first."""
+        if self._redis is None:
+            raise RedisUnavailable("client is not connected: call connect() or use 'async with'")
+        return self._redis
+
+    # -- writes ---------------------------------------------------------------
+
+    def _event(self, fields: Mapping[str, Any]) -> MemoryEvent:
+        return build_event(
+            self.settings.namespace,
+            fields,
+            max_content_chars=self.settings.max_content_chars,
+            max_tags=self.settings.max_tags,
+        )
+
+    async def write(
+        self,
+        content: str,
+        *,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        task_type: str | None = None,
+        source: str | None = None,
+        tags: Sequence[str] = (),
+        protected: bool = False,
+        visibility: Visibility = "shared",
+        importance: float | None = None,
+        idempotency_key: str | None = None,
+        wait: bool = False,
+        timeout_s: float | None = None,
+    ) -> WriteReceipt:
+        """Accept one memory; returns at once unless ``wait=True``.
+
+        ``importance`` (0..1) is a hint that nudges the write score;
+        ``visibility="private"`` keeps the memory to ``agent_id``; an
+        ``idempotency_key`` makes a retried write a no-op. With ``wait=True``
+        the receipt comes once the memory is searchable (or says why it was
+        dropped), within ``timeout_s`` (default ``write_wait_timeout_s``; 0
+        looks once).
+        """
+        fields = {
+            "content": content, "agent_id": agent_id, "session_id": session_id,
+            "task_type": task_type, "source": source, "tags": tags, "protected": protected,
+            "visibility": visibility, "importance": importance,
+            "idempotency_key": idempotency_key, "wait": wait, "timeout_s": timeout_s,
+        }  # fmt: skip
+        return (await self._accept([fields], batch=False))[0]
+
+    async def write_many(self, items: Sequence[Mapping[str, Any]]) -> list[WriteReceipt]:
+        """Accept a batch in one round trip; every item is validated first.
+
+        Each item is a dict of the keyword arguments of ``write`` (with ``content``).
+        """
+        if isinstance(items, Mapping | str):
+            raise InvalidMemory("write_many takes a list of dicts")
+        for n, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise InvalidMemory(f"item {n} is not a dict")
+        return await self._accept(items, batch=True)
+
+    async def _accept(
+        self, items: Sequence[Mapping[str, Any]], *, batch: bool
+    ) -> list[WriteReceipt]:
+        """Validate, append (one XADD, or one script call for a batch or keyed write), wait."""
+        events = []
+        for n, item in enumerate(items):
+            try:
+                events.append(self._event(item))
+            except InvalidMemory as e:
+                raise InvalidMemory(f"item {n}: {e}" if batch else str(e)) from None
+        if not events:
+            return []
+        default_s = self.settings.write_wait_timeout_s
+        waits = {
+            n: wait_timeout_s(item, default_s) for n, item in enumerate(items) if item.get("wait")
+        }
+        redis = self._redis or await self.connect()
+        if waits and not self._search_checked:
+            await require_search(redis, "wait for the write")  # else it could only time out
+            self._search_checked = True
+        keyed = [item.get("idempotency_key") is not None for item in items]
+        if not batch and not keyed[0]:
+            receipts = [await self._writer.append_one(redis, events[0])]
+        else:
+            receipts = await self._writer.append(redis, events, keyed)
+        if self.profile.wait_aof:
+            await self._writer.wait_aof(redis)
+        for n, timeout in waits.items():
+            receipts[n] = await self._writer.wait_outcome(redis, receipts[n], timeout)
+        return receipts
+
+    # -- search ---------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        mode: SearchMode = "hybrid",
+        task_type: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        tags: Sequence[str] | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        include_archived: bool = False,
+    ) -> list[SearchHit]:
+        """Hybrid (vector + keyword), vector or keyword search with metadata filters.
+
+        ``tags``: all must be present; ``since``/``until``: unix seconds of
+        ``created_at``. Bad arguments raise ``InvalidQuery``.
+        """
+        filters = search_filters(
+            agent_id=agent_id,
+            session_id=session_id,
+            task_type=task_type,
+            tags=tags,
+            since=since,
+            until=until,
+            include_archived=include_archived,
+        )
+        for attempt in (1, 2):
+            searcher = self._searcher or await self._open_searcher()
+            try:
+                return await searcher.search(query, top_k=top_k, mode=mode, filters=filters)
+            except EmbeddingMismatch:
+                # A reindex moved the index under this client: open it again once.
+                # If this client's embedder is not the new one, opening says so.
+                self._searcher = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _open_searcher(self) -> Searcher:
+        self._searcher = await Searcher.open(await self.connect(), self.keys, self.settings)
+        return self._searcher
+
+    # -- one memory -------------------------------------------------------------
+
+    async def get(self, memory_id: str) -> MemoryRecord | None:
+        """The memory with this id (active, archived, merged or dropped), or None."""
+        _check_id(memory_id)
+        redis = await self.connect()
+        with redis_errors("read the memory"):
+            values = await redis.hmget(self.keys.doc(memory_id), list(RECORD_FIELDS))
+            if any(v is not None for v in values):
+                return record_from_fields(memory_id, dict(zip(RECORD_FIELDS, values, strict=True)))
+            raw = await redis.get(self.keys.outcome(memory_id))
+        if raw is None:
+            return None
+        return record_from_outcome(memory_id, self.settings.namespace, decode_outcome(raw))
+
+    async def _set_fields(self, memory_id: str, **fields: str) -> MemoryRecord:
+        _check_id(memory_id)
+        redis = await self.connect()
+        pairs = [x for pair in fields.items() for x in pair]
+        with redis_errors("update the memory"):
+            updated = await scripts.update_existing(
+                redis, memory=self.keys.doc(memory_id), fields=pairs
+            )
+        if not updated:
+            raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
+        record = await self.get(memory_id)
+        assert record is not None
+        return record
+
+    async def forget(self, memory_id: str) -> MemoryRecord:
+        """Archive a memory: it leaves search results but can be restored."""
+        return await self._set_fields(
+            memory_id, status="archived", archived_at=f"{time.time():.6f}"
+        )
+
+    async def restore(self, memory_id: str) -> MemoryRecord:
+        """Bring an archived memory back into search results."""
+        return await self._set_fields(memory_id, status="active", archived_at="")
+
+    async def protect(self, memory_id: str, protected: bool = True) -> MemoryRecord:
+        """Mark a memory as protected from retention sweeps (or lift the mark)."""
+        return await self._set_fields(memory_id, protected="1" if protected else "0")
+
+    # -- the operators' side ------------------------------------------------------
+
+    async def stats(self) -> dict[str, Any]:
+        """Counters and stream state; see ``admin.collect_stats``."""
+        return await admin.collect_stats(await self.connect(), self.keys)
+
+    async def dead_letters(self, count: int = 100) -> list[DeadLetter]:
+        """The oldest dead-lettered writes, with their errors."""
+        return await admin.list_dead_letters(await self.connect(), self.keys, count)
+
+    async def replay_dead_letters(self, ids: list[str] | None = None) -> list[str]:
+        """Put dead letters (all, or those ids) back on the stream; their new stream ids."""
+        return await admin.replay_dead_letters(await self.connect(), self.keys, ids)
+
+    async def conflicts(self, limit: int = 100) -> list[MemoryRecord]:
+        """Memories flagged for review because they contradict another (newest first)."""
+        return await admin.list_conflicts(await self.connect(), self.keys, limit=limit)
+
+    async def reindex(self, embedder: str) -> dict[str, Any]:
+        """Rebuild the index under another embedder (``"local"``, ``"litellm:<model>"``...).
+
+        Searches keep being served by the old index until the new one is
+        complete; then the alias moves. Restart workers with the new embedder.
+        The new index gets the configured ``contextual_embedder``'s field (its
+        vectors are kept when the model is unchanged, else recomputed by the
+        workers' refiners).
+        """
+        from hindsight_redis.index import MemoryIndex
+        from hindsight_redis.providers.embedders import (
+            contextual_from_settings,
+            embedder_from_settings,
+        )
+
+        new_settings = self.settings.model_copy(update={"embedder": embedder})
+        info = await MemoryIndex(await self.connect(), self.keys, new_settings).reindex(
+            embedder_from_settings(new_settings), contextual_from_settings(new_settings)
+        )
+        self._searcher = None  # the next search re-opens against the new index
+        return {
+            "index": info.name,
+            "generation": info.generation,
+            "model": info.model_id,
+            "dims": info.dims,
+            "contextual_model": info.context_model or None,
+        }
+
+
+def _check_id(memory_id: str) -> None:
+    if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 128:
+        raise InvalidMemory("memory id must be a non-empty string of at most 128 characters")
+    if any(c in memory_id for c in "{}:* \n"):
+        raise InvalidMemory(f"invalid memory id {memory_id!r}")

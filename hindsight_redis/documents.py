@@ -1,0 +1,205 @@
+"""The memory hash: its fields, and conversions to and from it.
+
+Pure module: no I/O. A memory lives in one hash (``Keys.doc``) that the
+search index covers. The worker's commit writes it (``memory_document``),
+``get()`` reads it back as a ``MemoryRecord`` (``record_from_fields``),
+searches read a few fields of it as a ``SearchHit`` (``hit_from_fields``).
+What became of a write that was not stored (merged, dropped) is its
+outcome, read by ``record_from_outcome``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from hindsight_redis.models import MemoryEvent, MemoryRecord, SearchHit
+from hindsight_redis.resp import as_text
+from hindsight_redis.text import has_han
+
+TAG_SEPARATOR = "|"
+RECORD_FIELDS = (
+    "namespace", "content", "status", "agent_id", "session_id", "task_type", "source",
+    "sources", "tags", "original", "write_score", "score_reason", "access_count",
+    "created_at", "last_accessed_at", "protected", "visibility", "embedding_model",
+    "embedding_dims", "conflicts_with",
+)  # fmt: skip
+"""The fields ``get()`` reads (every stored field but the vectors)."""
+HIT_FIELDS = (
+    "content", "source", "agent_id", "session_id", "task_type", "tags", "created_at", "status",
+)  # fmt: skip
+"""The fields a search hit carries."""
+SCOPE_FIELDS = ("status", "visibility", "namespace")
+"""The fields a search leg returns to post-filter its rows (``query.visible``)."""
+
+
+def join_tags(tags: Sequence[str]) -> str:
+    """Tags as one TAG field value."""
+    return TAG_SEPARATOR.join(t.replace(TAG_SEPARATOR, " ") for t in tags)
+
+
+def split_tags(value: str) -> tuple[str, ...]:
+    """The inverse of ``join_tags``."""
+    return tuple(t for t in value.split(TAG_SEPARATOR) if t)
+
+
+def detect_language(text: str) -> str:
+    """The RediSearch language of a text: ``chinese`` when it has Han characters.
+
+    Cheap script check, not a language model: any Han character makes the
+    document ``chinese`` so RediSearch segments it into words (English words
+    and identifiers inside it are still indexed); everything else is
+    ``english`` (stemmed).
+    """
+    return "chinese" if has_han(text) else "english"
+
+
+def memory_document(
+    event: MemoryEvent,
+    *,
+    content: str,
+    vector_field: str,
+    embedding_model: str,
+    now: float,
+    embedding: np.ndarray | None = None,
+    original: str | None = None,
+    write_score: float | None = None,
+    score_reason: str | None = None,
+    conflicts_with: Sequence[str] = (),
+) -> dict[str, str | bytes]:
+    """The fields of the memory hash the index covers, for a new memory.
+
+    The memory's id is its ``event.event_id``; ``content`` is what is stored
+    (a summary when ``original`` is given).
+    """
+    lang = detect_language(content)
+    doc: dict[str, str | bytes] = {
+        "id": event.event_id,
+        "namespace": event.namespace,
+        "content": content,
+        "original": original or "",
+        "agent_id": event.agent_id,
+        "session_id": event.session_id,
+        "task_type": event.task_type,
+        "source": event.source,
+        "sources": join_tags([event.source] if event.source else []),
+        "tags": join_tags(event.tags),
+        "visibility": event.visibility,
+        "status": "active",
+        "protected": "1" if event.protected else "0",
+        "score_reason": score_reason or "",
+        "access_count": "0",
+        "created_at": f"{event.created_at:.6f}",
+        "last_accessed_at": f"{event.created_at:.6f}",
+        "indexed_at": f"{now:.6f}",
+        "conflicts_with": join_tags(conflicts_with),
+        "embedding_model": embedding_model,
+        "embedding_dims": "0",
+        "event_id": event.event_id,
+        "lang": lang,
+        "review": "conflict" if conflicts_with else "",
+        # The contextual model reads English only: Chinese memories are not
+        # refined, and search ranks them by the static vector and keywords.
+        "refine": "off" if lang == "chinese" else "pending",
+    }
+    # Absent, not "", when unscored: an empty NUMERIC value fails indexing.
+    if write_score is not None:
+        doc["write_score"] = f"{write_score:.4f}"
+    if embedding is not None:
+        vector = embedding.astype("float32", copy=False)
+        doc[vector_field] = vector.tobytes()
+        doc["embedding_dims"] = str(vector.shape[-1])
+    return doc
+
+
+def _float(doc: Mapping[str, Any], name: str, default: float = 0.0) -> float:
+    value = as_text(doc.get(name))
+    return float(value) if value else default
+
+
+def record_from_fields(memory_id: str, doc: Mapping[str, Any]) -> MemoryRecord:
+    """A ``MemoryRecord`` from the fields of a memory hash (vectors excluded)."""
+    text = {name: as_text(doc.get(name)) for name in RECORD_FIELDS}
+    score = text["write_score"]
+    return MemoryRecord(
+        id=memory_id,
+        namespace=text["namespace"],
+        content=text["content"],
+        status=text["status"] or "active",  # type: ignore[arg-type]
+        agent_id=text["agent_id"],
+        session_id=text["session_id"],
+        task_type=text["task_type"],
+        source=text["source"],
+        sources=split_tags(text["sources"]),
+        tags=split_tags(text["tags"]),
+        original=text["original"] or None,
+        write_score=float(score) if score else None,
+        score_reason=text["score_reason"] or None,
+        access_count=int(_float(doc, "access_count")),
+        created_at=_float(doc, "created_at"),
+        last_accessed_at=_float(doc, "last_accessed_at"),
+        protected=text["protected"] == "1",
+        visibility=text["visibility"] or "shared",
+        embedding_model=text["embedding_model"],
+        embedding_dims=int(_float(doc, "embedding_dims")),
+        conflicts_with=split_tags(text["conflicts_with"]),
+    )
+
+
+def record_from_outcome(
+    memory_id: str, namespace: str, outcome: Mapping[str, Any]
+) -> MemoryRecord | None:
+    """What ``get()`` shows of a write that was merged or dropped; None otherwise."""
+    status = outcome.get("status")
+    if status == "merged":
+        return MemoryRecord(
+            id=memory_id,
+            namespace=namespace,
+            content=str(outcome.get("content", "")),
+            status="merged",
+            merged_into=outcome.get("merged_into"),
+            reason="near-duplicate of an existing memory",
+        )
+    if status == "dropped":
+        reason = str(outcome.get("reason", ""))
+        detail = outcome.get("detail")
+        return MemoryRecord(
+            id=memory_id,
+            namespace=namespace,
+            content=str(outcome.get("content", "")),
+            status="dropped",
+            agent_id=str(outcome.get("agent_id", "")),
+            source=str(outcome.get("source", "")),
+            reason=f"{reason} ({detail})" if detail else reason,
+        )
+    return None
+
+
+def hit_from_fields(
+    memory_id: str,
+    fields: Mapping[str, Any],
+    *,
+    fused: float,
+    vector: float | None = None,
+    keyword: float | None = None,
+    contextual: float | None = None,
+) -> SearchHit:
+    """A ``SearchHit`` from the ``HIT_FIELDS`` of a memory hash and its scores."""
+    created = as_text(fields.get("created_at"))
+    return SearchHit(
+        id=memory_id,
+        content=as_text(fields.get("content")),
+        source=as_text(fields.get("source")),
+        agent_id=as_text(fields.get("agent_id")),
+        session_id=as_text(fields.get("session_id")),
+        task_type=as_text(fields.get("task_type")),
+        tags=split_tags(as_text(fields.get("tags"))),
+        created_at=float(created) if created else 0.0,
+        vector=vector,
+        keyword=keyword,
+        fused=fused,
+        contextual=contextual,
+        status=as_text(fields.get("status")) or "active",  # type: ignore[arg-type]
+    )

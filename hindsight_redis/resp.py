@@ -1,0 +1,81 @@
+"""Reading Redis replies: bytes to text, RESP2 lists and RESP3 maps, ``FT.SEARCH`` rows.
+
+Pure module: no I/O. Every module that reads a reply (the searcher, the
+pipeline's dedup and refine stages, the admin reads, the index) uses these,
+so a reply is parsed one way whatever protocol the connection speaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+NEVER_DECODE: dict[str, Any] = {"NEVER_DECODE": True}
+"""``execute_command`` option that keeps reply values as bytes (vectors)."""
+
+
+def as_text(value: Any) -> str:
+    """A Redis reply value as ``str`` (replies may be bytes, str or None)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
+def reply_map(reply: Any) -> dict[str, Any]:
+    """A RESP2 flat list or RESP3 map reply as a ``str``-keyed dict."""
+    if isinstance(reply, Mapping):
+        return {as_text(k): v for k, v in reply.items()}
+    if isinstance(reply, list | tuple):
+        return {as_text(reply[i]): reply[i + 1] for i in range(0, len(reply) - 1, 2)}
+    return {}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRow:
+    """One document of an ``FT.SEARCH`` reply: its key, score (``WITHSCORES``) and fields."""
+
+    key: str
+    score: float | None
+    fields: dict[str, Any]
+
+
+def search_rows(reply: Any, *, with_scores: bool = False) -> list[SearchRow]:
+    """The rows of an ``FT.SEARCH`` reply, RESP2 or RESP3."""
+    rows: list[SearchRow] = []
+    if isinstance(reply, Mapping):
+        for item in reply_map(reply).get("results") or []:
+            entry = reply_map(item)
+            score = entry.get("score")
+            rows.append(
+                SearchRow(
+                    as_text(entry.get("id")),
+                    None if score is None else float(score),
+                    reply_map(entry.get("extra_attributes") or {}),
+                )
+            )
+        return rows
+    items = list(reply[1:])
+    step = 3 if with_scores else 2
+    for i in range(0, len(items) - step + 1, step):
+        score = float(items[i + 1]) if with_scores else None
+        rows.append(SearchRow(as_text(items[i]), score, reply_map(items[i + step - 1])))
+    return rows
+
+
+def search_total(reply: Any) -> int:
+    """The ``total_results`` of an ``FT.SEARCH`` reply, RESP2 or RESP3."""
+    if isinstance(reply, Mapping):
+        return int(reply_map(reply).get("total_results", 0))
+    return int(reply[0])
+
+
+def entries_added(xinfo_stream: Any) -> int:
+    """``entries-added`` of an ``XINFO STREAM`` reply (writes ever appended)."""
+    info = reply_map(xinfo_stream)
+    return int(info.get("entries-added") or 0)
+
+
+def entry_ms(entry_id: str) -> int:
+    """The millisecond timestamp of a stream entry id (``<ms>-<seq>``)."""
+    return int(entry_id.split("-", 1)[0])

@@ -1,0 +1,367 @@
+"""Hybrid search over a namespace's index: the legs, then fusion, then the hits.
+
+A search is one pipelined round trip (plus one for Chinese queries, which the
+server segments first): the vector leg (KNN on the static vector), the
+keyword leg (BM25 over optional terms: ``query.keyword_query``) and the index
+generation check. Hybrid searches on an index with contextual vectors
+(``pipeline.refine``) add a third leg beside it, KNN on the contextual
+vector, sent as soon as its query embedding (computed in a thread meanwhile)
+is ready. ``ranking.fuse`` orders the candidates; one more round trip
+fetches the hits' fields and counts their access (``access.count_hits``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from redis.asyncio import Redis
+
+from hindsight_redis.access import count_hits
+from hindsight_redis.documents import HIT_FIELDS, hit_from_fields
+from hindsight_redis.errors import (
+    EmbeddingMismatch,
+    RedisCommandError,
+    map_redis_error,
+    redis_errors,
+)
+from hindsight_redis.index import IndexInfo, MemoryIndex, mismatch_message
+from hindsight_redis.keys import Keys
+from hindsight_redis.models import SearchFilters, SearchHit
+from hindsight_redis.providers.embedders import (
+    CachedEmbedder,
+    contextual_from_settings,
+    embedder_from_settings,
+)
+from hindsight_redis.providers.vectors import Embedder
+from hindsight_redis.query import (
+    DISTANCE,
+    build_filter,
+    check_search,
+    is_selective,
+    keyword_command,
+    keyword_query,
+    keyword_terms,
+    knn_command,
+    parse_explain,
+    visible,
+)
+from hindsight_redis.ranking import Blend, Fusion, LegScores, Mode, Ranked, fuse
+from hindsight_redis.resp import NEVER_DECODE, SearchRow, as_text, search_rows
+from hindsight_redis.schema import CONTEXT_FIELD
+from hindsight_redis.settings import Settings
+from hindsight_redis.text import han_runs
+
+logger = logging.getLogger(__name__)
+
+# Depth of the contextual leg: it adds the candidates the other two legs miss;
+# 10-50 gave the same LoCoMo recall, and fewer rows are cheaper to fetch.
+CONTEXT_DEPTH = 20
+
+
+@dataclass(slots=True)
+class _Plan:
+    """One search, as the legs need it."""
+
+    top_k: int
+    mode: Mode
+    filters: SearchFilters
+    filter_expr: str
+    depth: int
+    query_vector: np.ndarray | None
+    terms: list[str]
+    context_task: asyncio.Task[Any] | None
+
+
+@dataclass(slots=True)
+class _Legs:
+    """The rows each leg returned, post-filtered."""
+
+    vector: list[SearchRow]
+    keyword: list[SearchRow]
+    contextual: list[SearchRow]
+    full: bool  # a leg returned as many rows as it asked for
+
+
+class Searcher:
+    """Searches one namespace: holds the client, keys, settings, embedders and index."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        keys: Keys,
+        settings: Settings,
+        embedder: Embedder,
+        info: IndexInfo,
+        contextual: Embedder | None = None,
+    ) -> None:
+        self.redis = redis
+        self.keys = keys
+        self.settings = settings
+        self.embedder = embedder
+        self.info = info
+        self.contextual = contextual
+
+    @classmethod
+    async def open(cls, redis: Redis, keys: Keys, settings: Settings) -> Searcher:
+        """Ensure the index exists and matches the configured embedders (cached for queries)."""
+        embedder = CachedEmbedder(embedder_from_settings(settings))
+        ctx = contextual_from_settings(settings)
+        contextual = CachedEmbedder(ctx) if ctx is not None else None
+        info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
+        return cls(redis, keys, settings, embedder, info, contextual)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        mode: Mode = "hybrid",
+        filters: SearchFilters | None = None,
+        fusion: Fusion | None = None,
+        candidates: int | None = None,
+        record_access: bool = True,
+    ) -> list[SearchHit]:
+        """Search the namespace; hits best first, each with its scores.
+
+        ``fusion`` defaults to ``settings.hybrid_fusion``; ``candidates``, the
+        depth of each leg, to ``max(settings.search_candidates, 4 * top_k)``.
+        Queries with Chinese text skip the contextual leg (its model is
+        English only). Raises ``InvalidQuery`` for bad arguments and
+        ``EmbeddingMismatch`` when the embedder differs from the index's.
+        """
+        query = check_search(query, top_k, mode)
+        info, embedder = self.info, self.embedder
+        if embedder.model_id != info.model_id or embedder.dims != info.dims:
+            raise EmbeddingMismatch(mismatch_message(info, embedder.model_id, embedder.dims))
+        filters = filters or SearchFilters()
+        plan = _Plan(
+            top_k=top_k,
+            mode=mode,
+            filters=filters,
+            filter_expr=build_filter(self.keys.namespace, filters),
+            depth=max(candidates or max(self.settings.search_candidates, 4 * top_k), top_k),
+            query_vector=None,
+            terms=[],
+            context_task=None,
+        )
+        chinese = bool(han_runs(query))
+        if self._has_context_leg(mode) and not chinese:
+            assert self.contextual is not None
+            plan.context_task = asyncio.create_task(self.contextual.embed([query]))
+        blend = Blend(
+            alpha=self.settings.hybrid_alpha,
+            contextual_weight=self.settings.hybrid_contextual_weight,
+            fusion=fusion or self.settings.hybrid_fusion,
+        )
+        with redis_errors("search"):
+            try:
+                if mode != "keyword":
+                    plan.query_vector = np.asarray((await embedder.embed([query]))[0], np.float32)
+                if mode != "vector":
+                    plan.terms = keyword_terms(
+                        query, await self._segment(query) if chinese else None
+                    )
+                legs = await self._run_legs(plan)
+                ranked = fuse(
+                    self._scores(legs, plan),
+                    mode=mode,
+                    blend=blend,
+                    top_k=top_k,
+                    query_vector=plan.query_vector,
+                    context_vector=self._context_vector(plan),
+                )
+            finally:
+                if plan.context_task is not None and not plan.context_task.done():
+                    plan.context_task.cancel()
+            return await self._hits(ranked, record_access=record_access)
+
+    def _has_context_leg(self, mode: Mode) -> bool:
+        contextual, info = self.contextual, self.info
+        return (
+            contextual is not None
+            and mode == "hybrid"
+            and info.has_context
+            and contextual.model_id == info.context_model
+        )
+
+    async def _segment(self, query: str) -> dict[str, list[str]]:
+        """Chinese runs of the query, segmented into words by the server (friso)."""
+        segmented: dict[str, list[str]] = {}
+        for run in dict.fromkeys(han_runs(query)):
+            lines = await self.redis.execute_command(  # type: ignore[no-untyped-call]
+                "FT.EXPLAINCLI", self.info.alias, run, "LANGUAGE", "chinese", "DIALECT", "2"
+            )
+            segmented[run] = parse_explain(lines) or [run]
+        return segmented
+
+    async def _run_legs(self, plan: _Plan) -> _Legs:
+        """The legs, post-filtered by the default filters.
+
+        Default filters (active, shared) match nearly everything: they are
+        post-filtered, and pre-filtered only when that leaves too few hits.
+        """
+        pre = is_selective(plan.filters)
+        while True:
+            legs = await self._legs(plan, plan.filter_expr if pre else None)
+            found = {r.key for r in (*legs.vector, *legs.keyword, *legs.contextual)}
+            if pre or not legs.full or len(found) >= plan.top_k:
+                return legs
+            pre = True
+
+    async def _legs(self, plan: _Plan, filter_expr: str | None) -> _Legs:
+        """The vector and keyword legs in one pipelined round trip; beside it, the contextual leg.
+
+        The contextual KNN is sent (on another pooled connection) as soon as
+        its query embedding is ready, without waiting for the first reply.
+        The legs return the vectors of their candidates (static and
+        contextual), so every candidate gets each cosine, whichever leg found it.
+        """
+        info = self.info
+        kw_query = keyword_query(plan.terms, filter_expr) if plan.mode != "vector" else None
+        ctx = (CONTEXT_FIELD,) if plan.context_task is not None else ()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(self.keys.index_meta, "generation")
+            if plan.query_vector is not None:
+                vector = plan.query_vector.tobytes()
+                pipe.execute_command(
+                    *knn_command(info.alias, info.vector_field, filter_expr, vector, plan.depth,
+                                 self.settings.hnsw_ef_runtime, also=ctx),
+                    **NEVER_DECODE,
+                )  # fmt: skip
+            if kw_query is not None:
+                also = (info.vector_field, *ctx) if plan.query_vector is not None else ()
+                command = keyword_command(info.alias, kw_query, plan.depth, also)
+                pipe.execute_command(*command, **NEVER_DECODE)
+            replies, ctx_reply = await asyncio.gather(
+                pipe.execute(raise_on_error=False), self._contextual_leg(plan, filter_expr)
+            )
+        self._check_generation(replies[0])  # a reindex first: then the legs' errors follow
+        for reply in replies[1:]:
+            if isinstance(reply, Exception):
+                self._raise_leg_error(reply, contextual=False)
+        if isinstance(ctx_reply, Exception):
+            self._raise_leg_error(ctx_reply, contextual=True)
+        vector_rows = search_rows(replies[1]) if plan.query_vector is not None else []
+        keyword_rows = search_rows(replies[-1], with_scores=True) if kw_query is not None else []
+        context_rows = search_rows(ctx_reply) if ctx_reply is not None else []
+        full = plan.depth in (len(vector_rows), len(keyword_rows))
+        scope = self.keys.namespace, plan.filters
+        return _Legs(
+            vector=[r for r in vector_rows if visible(r.fields, *scope)],
+            keyword=[r for r in keyword_rows if visible(r.fields, *scope)],
+            contextual=[r for r in context_rows if visible(r.fields, *scope)],
+            full=full,
+        )
+
+    async def _contextual_leg(self, plan: _Plan, filter_expr: str | None) -> Any:
+        """The contextual KNN reply (or the error it met); None without the leg."""
+        if plan.context_task is None:
+            return None
+        try:
+            vector = np.asarray((await plan.context_task)[0], dtype=np.float32)
+        except Exception as e:  # a broken contextual model must not break search
+            logger.warning("contextual query embedding failed (%s); searching without it", e)
+            return None
+        command = knn_command(
+            self.info.alias, CONTEXT_FIELD, filter_expr, vector.tobytes(),
+            min(plan.depth, CONTEXT_DEPTH), self.settings.hnsw_ef_runtime,
+            also=(self.info.vector_field,),
+        )  # fmt: skip
+        try:
+            return await self.redis.execute_command(*command, **NEVER_DECODE)  # type: ignore[no-untyped-call]
+        except Exception as e:  # raised with the other legs' errors, in order
+            return e
+
+    def _check_generation(self, reply: Any) -> None:
+        if isinstance(reply, Exception):
+            raise reply  # mapped by the boundary
+        generation = as_text(reply)
+        if generation and int(generation) != self.info.generation:
+            raise EmbeddingMismatch(
+                f"index {self.info.alias} was rebuilt (generation {generation}, this "
+                f"client has {self.info.generation}); open the index again"
+            )
+
+    def _raise_leg_error(self, error: Exception, *, contextual: bool) -> None:
+        """Raise a leg's error; a refused leg: the alias moved to an index without our field."""
+        mapped = map_redis_error(error, "search")
+        if mapped is None:
+            raise error
+        if isinstance(mapped, RedisCommandError):
+            field = CONTEXT_FIELD if contextual else self.info.vector_field
+            if contextual or field in mapped.reply:
+                raise EmbeddingMismatch(
+                    f"index {self.info.alias} no longer has field {field} (rebuilt: "
+                    f"{mapped.reply}); open the index again"
+                ) from error
+        raise mapped from error
+
+    def _scores(self, legs: _Legs, plan: _Plan) -> LegScores:
+        """Each leg's scores by memory id, and the vectors the legs returned."""
+        prefix = self.keys.doc_prefix
+        static_field = self.info.vector_field
+        scores = LegScores(keyword_complete=len(legs.keyword) < plan.depth)
+        # Every memory a leg kept, and the vectors returned with it (static, contextual).
+        kept: list[SearchRow] = [*legs.vector, *legs.contextual]
+        for row in legs.vector:
+            scores.cosine[row.key.removeprefix(prefix)] = _similarity(row)
+        for row in legs.contextual:
+            scores.context[row.key.removeprefix(prefix)] = _similarity(row)
+        for row in legs.keyword:
+            if not row.score or row.score <= 0.0:
+                continue  # matched a stem only: selected by the query, but scored 0
+            scores.bm25[row.key.removeprefix(prefix)] = row.score
+            kept.append(row)
+        for row in kept:
+            memory_id = row.key.removeprefix(prefix)
+            for field, vectors in (
+                (static_field, scores.static_vectors),
+                (CONTEXT_FIELD, scores.context_vectors),
+            ):
+                raw = row.fields.get(field)
+                if isinstance(raw, bytes):
+                    vectors.setdefault(memory_id, raw)
+        return scores
+
+    @staticmethod
+    def _context_vector(plan: _Plan) -> np.ndarray | None:
+        task = plan.context_task
+        if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+            return None
+        return np.asarray(task.result()[0], np.float32)
+
+    async def _hits(self, ranked: Sequence[Ranked], *, record_access: bool) -> list[SearchHit]:
+        """The stored fields of the ranked memories, as hits; their access counted.
+
+        One round trip; a memory deleted since the legs ran is left out.
+        """
+        if not ranked:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for item in ranked:
+                pipe.hmget(self.keys.doc(item.id), list(HIT_FIELDS))
+            if record_access:
+                count_hits(pipe, self.keys, (item.id for item in ranked))
+            rows = (await pipe.execute())[: len(ranked)]
+        return [
+            hit_from_fields(
+                item.id,
+                dict(zip(HIT_FIELDS, values, strict=True)),
+                fused=item.fused,
+                vector=item.vector,
+                keyword=item.keyword,
+                contextual=item.contextual,
+            )
+            for item, values in zip(ranked, rows, strict=True)
+            if values[0] is not None
+        ]
+
+
+def _similarity(row: SearchRow) -> float:
+    """The cosine of a KNN row (the leg returns its distance, ``1 - cosine``)."""
+    return 1.0 - float(as_text(row.fields.get(DISTANCE)) or 1.0)

@@ -1,0 +1,102 @@
+"""Which writing system a character belongs to: the one table the package uses.
+
+Pure module. The rule filter weighs letters by script, the index tags a
+memory ``chinese`` when it holds Han characters, a query's Han runs are sent
+to the server for word segmentation, and the conflict judge and the
+extractive summarizer treat each CJK character as a word: all of them ask
+this module, so a character that makes a document Chinese also gets a query
+segmented.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+# (first, last, script), sorted and disjoint. Letters and digits outside every
+# range are "latin" below U+0250 (and in Latin Extended Additional), else "other".
+SCRIPT_RANGES: tuple[tuple[int, int, str], ...] = (
+    (0x0370, 0x03FF, "greek"),
+    (0x0400, 0x052F, "cyrillic"),
+    (0x1100, 0x11FF, "hangul"),  # Jamo
+    (0x1F00, 0x1FFF, "greek"),  # Greek Extended
+    (0x3040, 0x30FF, "kana"),  # Hiragana, Katakana
+    (0x3130, 0x318F, "hangul"),  # compatibility Jamo
+    (0x31F0, 0x31FF, "kana"),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF, "han"),  # Extension A
+    (0x4E00, 0x9FFF, "han"),  # Unified Ideographs
+    (0xA960, 0xA97F, "hangul"),  # Jamo Extended-A
+    (0xAC00, 0xD7FF, "hangul"),  # Syllables, Jamo Extended-B
+    (0xF900, 0xFAFF, "han"),  # Compatibility Ideographs
+    (0xFF66, 0xFF9F, "kana"),  # halfwidth Katakana
+    (0x1B000, 0x1B16F, "kana"),  # Kana Supplement, Extended-A
+    (0x20000, 0x2FA1F, "han"),  # Extensions B-F, I; Compatibility Supplement
+    (0x30000, 0x323AF, "han"),  # Extensions G, H
+)
+_STARTS = [low for low, _, _ in SCRIPT_RANGES]
+# Scripts written without spaces between words.
+UNSPACED = frozenset({"han", "kana"})
+CJK = frozenset({"han", "kana", "hangul"})
+
+
+def _char_class(scripts: frozenset[str]) -> str:
+    """A regex character-class body (no brackets) matching the given scripts."""
+    return "".join(
+        f"{chr(low)}-{chr(high)}" for low, high, name in SCRIPT_RANGES if name in scripts
+    )
+
+
+HAN_CLASS = _char_class(frozenset({"han"}))
+"""Regex class body of Han characters, for ``[...]`` in other modules' patterns."""
+CJK_CLASS = _char_class(CJK)
+"""Regex class body of Han, kana and hangul characters."""
+_HAN_RUN = re.compile(f"[{HAN_CLASS}]+")
+
+
+def script_of(ch: str) -> str:
+    """The script of one letter or digit: ``latin``, ``han``, ``kana``, ``digit``, ...
+
+    Digits of any script are ``digit``; letters outside the table are ``other``.
+    """
+    if ch.isdigit():
+        return "digit"
+    code = ord(ch)
+    if code < 0x0250 or 0x1E00 <= code <= 0x1EFF:
+        return "latin"
+    i = bisect.bisect_right(_STARTS, code) - 1
+    if i >= 0:
+        low, high, name = SCRIPT_RANGES[i]
+        if low <= code <= high:
+            return name
+    return "other"
+
+
+def is_han(ch: str) -> bool:
+    """True for a Han (Chinese) character, extensions included."""
+    return script_of(ch) == "han"
+
+
+def is_cjk(ch: str) -> bool:
+    """True for a Han, kana or hangul character."""
+    return script_of(ch) in CJK
+
+
+def has_han(text: str) -> bool:
+    """True when ``text`` holds at least one Han character."""
+    return _HAN_RUN.search(text) is not None
+
+
+def han_runs(text: str) -> list[str]:
+    """The runs of consecutive Han characters in ``text``, in order."""
+    return _HAN_RUN.findall(text)
+
+
+def is_han_word(word: str) -> bool:
+    """True when ``word`` is made of Han characters only."""
+    return _HAN_RUN.fullmatch(word) is not None
+
+
+def mostly_cjk(text: str) -> bool:
+    """True when more than half of the letters and digits of ``text`` are CJK."""
+    alnum = [ch for ch in text if ch.isalnum()]
+    return sum(1 for ch in alnum if is_cjk(ch)) * 2 > len(alnum)

@@ -1,0 +1,98 @@
+"""The public surface: one list of write fields, the same in the library, CLI and MCP."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import threading
+
+import pytest
+
+import hindsight_redis
+from hindsight_redis import AsyncMemoryClient, ConfigError, MemoryClient, Settings
+from hindsight_redis.cli import SEARCH_FILTERS, build_parser
+from hindsight_redis.models import WRITE_FIELDS
+from hindsight_redis.settings import load_settings
+
+
+def _public_coroutines(cls: type) -> dict[str, inspect.Signature]:
+    return {
+        name: inspect.signature(member)
+        for name, member in inspect.getmembers(cls, inspect.iscoroutinefunction)
+        if not name.startswith("_")
+    }
+
+
+def test_all_is_sorted_and_complete() -> None:
+    names = hindsight_redis.__all__
+    assert names == sorted(names)
+    exported = {
+        name
+        for name, value in vars(hindsight_redis).items()
+        if not name.startswith("_") and getattr(value, "__module__", "").startswith("hindsight_")
+    }
+    assert set(names) == exported
+
+
+def test_the_sync_client_has_every_method_with_the_same_signature() -> None:
+    lifecycle = {"connect", "aclose", "__aenter__", "__aexit__"}
+    async_methods = {k: v for k, v in _public_coroutines(AsyncMemoryClient).items()}
+    for name, signature in async_methods.items():
+        if name in lifecycle:
+            continue
+        method = getattr(MemoryClient, name)
+        assert inspect.signature(method) == signature, name
+        assert method.__doc__ == getattr(AsyncMemoryClient, name).__doc__
+        assert not inspect.iscoroutinefunction(method)
+
+
+def test_write_takes_exactly_the_write_fields() -> None:
+    parameters = inspect.signature(AsyncMemoryClient.write).parameters
+    assert tuple(parameters)[1:] == WRITE_FIELDS  # self first
+    assert all(p.kind is p.KEYWORD_ONLY for p in list(parameters.values())[2:])
+
+
+def _subparser(name: str) -> argparse.ArgumentParser:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found: argparse.ArgumentParser = sub.choices[name]
+    return found
+
+
+def _dests(parser: argparse.ArgumentParser) -> set[str]:
+    common = {"redis_url", "namespace", "profile", "server_dir", "server_port", "embedder"}
+    return {a.dest for a in parser._actions if a.dest not in ("help", *common)}
+
+
+def test_the_cli_write_and_search_options_are_the_library_arguments() -> None:
+    assert _dests(_subparser("write")) == set(WRITE_FIELDS)
+    search = set(inspect.signature(AsyncMemoryClient.search).parameters) - {"self"}
+    assert _dests(_subparser("search")) == search
+    assert set(SEARCH_FILTERS) <= search
+
+
+def test_the_mcp_tools_take_the_library_arguments(settings_for_mcp: Settings) -> None:
+    from hindsight_redis.mcp_server import build_server
+
+    server = build_server(settings_for_mcp)
+    tools = {t.name: t for t in asyncio.run(server.list_tools())}
+    assert tuple(tools["memory_write"].inputSchema["properties"]) == WRITE_FIELDS
+    search = tuple(inspect.signature(AsyncMemoryClient.search).parameters)[1:]
+    assert set(tools["memory_search"].inputSchema["properties"]) == set(search)
+
+
+@pytest.fixture
+def settings_for_mcp() -> Settings:
+    return Settings(redis_url="redis://127.0.0.1:1", embedder="hash")
+
+
+def test_bad_settings_raise_config_error_and_start_no_thread() -> None:
+    before = threading.active_count()
+    with pytest.raises(ConfigError, match="max_backlog"):
+        load_settings(max_backlog=-1)
+    with pytest.raises(ValueError):
+        MemoryClient(Settings(profile="durable", redis_url="redis://x").model_copy(
+            update={"profile": "nonsense"}
+        ))  # fmt: skip
+    assert threading.active_count() == before
