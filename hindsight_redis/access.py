@@ -38,8 +38,14 @@ async def flush_access_log(
     """
     stamp = f"{time.time() if now is None else now:.6f}"
     with redis_errors("fold access counts into the memories"):
-        _cursor, page = await redis.hscan(keys.access_log, 0, count=batch)
-        ids = [as_text(memory_id) for memory_id in page][:batch]
+        found: dict[str, None] = {}  # HSCAN may repeat a field across pages
+        cursor = 0
+        while True:
+            cursor, page = await redis.hscan(keys.access_log, cursor, count=batch - len(found))
+            found.update(dict.fromkeys(as_text(memory_id) for memory_id in page))
+            if cursor == 0 or len(found) >= batch:
+                break
+        ids = list(found)[:batch]
         if not ids:
             return 0
         done = await scripts.flush_access(

@@ -1,10 +1,11 @@
 """Shared fixtures: one embedded Redis per test session, a key prefix per test.
 
 Integration tests get ``settings`` (their own key prefix on the session's
-server), ``client`` / ``sync_client`` (connected to it) and ``drain`` (a
-burst worker run). After each such test, ``_own_keys_only`` removes the
-test's keys and indexes and fails the test if it left anything outside its
-prefix, so tests can never see (or depend on) each other's data.
+server), ``client`` / ``sync_client`` (connected to it), ``worker`` (one
+consuming in the background) and ``drain`` (a burst worker run). After each
+such test, ``_own_keys_only`` removes the test's keys and indexes and fails
+the test if it left anything outside its prefix, so tests can never see (or
+depend on) each other's data.
 """
 
 from __future__ import annotations
@@ -107,6 +108,20 @@ def sync_client(settings: Settings) -> Iterator[MemoryClient]:
 
     with MemoryClient(settings) as connected:
         yield connected
+
+
+@pytest.fixture
+async def worker(settings: Settings) -> AsyncIterator[Worker]:
+    """A worker consuming in the background for the whole test (stopped at teardown)."""
+    import asyncio
+
+    from hindsight_redis import Worker
+
+    running = Worker(settings, name="test-worker")
+    task = asyncio.create_task(running.run_async())
+    yield running
+    running.stop()
+    await asyncio.wait_for(task, 30)
 
 
 @pytest.fixture

@@ -49,18 +49,19 @@ async def test_hybrid_hits_carry_the_contextual_cosine(
         assert found and all(h.contextual is None for h in found)
 
 
-async def test_contextual_leg_finds_a_paraphrase_sharing_no_word(settings: Settings) -> None:
+async def test_contextual_leg_finds_a_paraphrase_sharing_no_word(
+    client: AsyncMemoryClient, settings: Settings
+) -> None:
     ids, _ = await write_and_drain(settings, [TARGET, *DISTRACTORS])
     target_id = ids[0]
-    async with AsyncMemoryClient(settings) as client:
-        hits = await client.search(PARAPHRASE, top_k=5)
-        assert hits[0].id == target_id, [h.content for h in hits]
-        assert hits[0].keyword is None  # not found by the keyword leg
-        best_ctx = max(hits, key=lambda h: h.contextual or -1.0)
-        assert best_ctx.id == target_id
-        # the hash vectors alone rank other memories above it
-        by_vector = await client.search(PARAPHRASE, top_k=5, mode="vector")
-        assert by_vector[0].id != target_id
+    hits = await client.search(PARAPHRASE, top_k=5)
+    assert hits[0].id == target_id, [h.content for h in hits]
+    assert hits[0].keyword is None  # not found by the keyword leg
+    best_ctx = max(hits, key=lambda h: h.contextual or -1.0)
+    assert best_ctx.id == target_id
+    # the hash vectors alone rank other memories above it
+    by_vector = await client.search(PARAPHRASE, top_k=5, mode="vector")
+    assert by_vector[0].id != target_id
     # without the contextual signal the target is not first
     for update in ({"hybrid_contextual_weight": 0.0}, {"contextual_embedder": "none"}):
         async with AsyncMemoryClient(settings.model_copy(update=update)) as client:
@@ -103,28 +104,25 @@ async def test_without_contextual_embedder(settings: Settings, redis: Redis) -> 
 
 
 async def test_with_contextual_embedder_the_index_has_the_field(
-    settings: Settings, redis: Redis
+    client: AsyncMemoryClient, redis: Redis
 ) -> None:
-    keys = Keys(settings.key_prefix, settings.namespace)
-    async with AsyncMemoryClient(settings) as client:
-        await client.search("anything", top_k=1)  # opens (creates) the index
-    assert CONTEXT_FIELD in await index_fields(redis, keys.index_alias)
+    await client.search("anything", top_k=1)  # opens (creates) the index
+    assert CONTEXT_FIELD in await index_fields(redis, client.keys.index_alias)
 
 
 async def test_client_reindex_keeps_the_contextual_vectors(
-    settings: Settings, redis: Redis, drain: Drain
+    client: AsyncMemoryClient, settings: Settings, redis: Redis, drain: Drain
 ) -> None:
     ids, _ = await write_and_drain(settings, [TARGET, *DISTRACTORS])
     keys = Keys(settings.key_prefix, settings.namespace)
     before = await redis.hget(keys.doc(ids[0]), CONTEXT_FIELD)
-    async with AsyncMemoryClient(settings) as client:
-        assert (await client.search(PARAPHRASE, top_k=1))[0].id == ids[0]
-        moved = await client.reindex("hash")  # same models, new generation
-        assert moved["generation"] == 2 and moved["contextual_model"] == MODEL_ID
-        assert await redis.hmget(keys.doc(ids[0]), ["refine", CONTEXT_FIELD]) == [b"done", before]
-        assert CONTEXT_FIELD in await index_fields(redis, keys.index_alias)
-        hits = await client.search(PARAPHRASE, top_k=5)
-        assert hits[0].id == ids[0] and all(h.contextual is not None for h in hits)
+    assert (await client.search(PARAPHRASE, top_k=1))[0].id == ids[0]
+    moved = await client.reindex("hash")  # same models, new generation
+    assert moved["generation"] == 2 and moved["contextual_model"] == MODEL_ID
+    assert await redis.hmget(keys.doc(ids[0]), ["refine", CONTEXT_FIELD]) == [b"done", before]
+    assert CONTEXT_FIELD in await index_fields(redis, keys.index_alias)
+    hits = await client.search(PARAPHRASE, top_k=5)
+    assert hits[0].id == ids[0] and all(h.contextual is not None for h in hits)
     assert (await drain()).refined == 0  # nothing to redo
 
 

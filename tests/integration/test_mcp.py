@@ -35,7 +35,7 @@ def _data(result: Any) -> Any:
     return json.loads(result.content[0].text)
 
 
-async def _exercise(session: ClientSession, settings: Settings) -> None:
+async def _exercise(session: ClientSession) -> None:
     await session.initialize()
     tools = {t.name: t for t in (await session.list_tools()).tools}
     assert {
@@ -48,22 +48,23 @@ async def _exercise(session: ClientSession, settings: Settings) -> None:
     for tool in tools.values():  # invalid schemas make models call tools wrongly
         jsonschema.Draft202012Validator.check_schema(tool.inputSchema)
         assert tool.description
-    worker = Worker(settings, name="mcp-test")
-    task = asyncio.create_task(worker.run_async())
-    try:
-        written = _data(
-            await session.call_tool(
-                "memory_write", {"content": FACT, "agent_id": "coder", "wait": True}
-            )
+    written = _data(
+        await session.call_tool(
+            "memory_write", {"content": FACT, "agent_id": "coder", "wait": True, "timeout_s": 20}
         )
-        assert written["status"] == "indexed"
-        dropped = _data(
-            await session.call_tool("memory_write", {"content": "好的，收到", "wait": True})
-        )
-        assert dropped["status"] == "dropped" and dropped["reason"].startswith("rule:")
-    finally:
-        worker.stop()
-        await task
+    )
+    assert written["status"] == "indexed"
+    dropped = _data(
+        await session.call_tool("memory_write", {"content": "好的，收到", "wait": True})
+    )
+    assert dropped["status"] == "dropped" and dropped["reason"].startswith("rule:")
+    secret = "The staging database password rotates every Monday at 06:00 UTC"
+    private = {"content": secret, "agent_id": "ops", "visibility": "private", "wait": True}
+    assert _data(await session.call_tool("memory_write", private))["status"] == "indexed"
+    shared = _data(await session.call_tool("memory_search", {"query": "staging password"}))
+    assert secret not in [h["content"] for h in shared]  # private: not for other agents
+    own = {"query": "staging password", "agent_id": "ops"}
+    assert _data(await session.call_tool("memory_search", own))[0]["content"] == secret
     hits = _data(
         await session.call_tool("memory_search", {"query": "ERR_CONN_RESET", "mode": "keyword"})
     )
@@ -85,14 +86,14 @@ async def _exercise(session: ClientSession, settings: Settings) -> None:
     assert bad.isError
 
 
-async def test_stdio_session_writes_searches_forgets(settings: Settings) -> None:
+async def test_stdio_session_writes_searches_forgets(settings: Settings, worker: Worker) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "hindsight_redis.cli", "mcp", "--transport", "stdio"],
         env=_env(settings),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await _exercise(session, settings)
+        await _exercise(session)
 
 
 @asynccontextmanager
@@ -123,13 +124,15 @@ async def _http_server(
         proc.wait(timeout=60)
 
 
-async def test_streamable_http_session_writes_searches_forgets(settings: Settings) -> None:
+async def test_streamable_http_session_writes_searches_forgets(
+    settings: Settings, worker: Worker
+) -> None:
     async with (
         _http_server(settings, "mcp", "--transport", "http") as (url, _),
         streamablehttp_client(url) as (read, write, _),
         ClientSession(read, write) as session,
     ):
-        await _exercise(session, settings)
+        await _exercise(session)
 
 
 async def test_up_runs_workers_behind_the_mcp_server(settings: Settings) -> None:

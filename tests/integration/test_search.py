@@ -245,6 +245,22 @@ async def test_flush_skips_deleted_memories(env: Env) -> None:
     assert not await env.redis.exists(env.keys.doc("ghost"))
 
 
+async def test_a_flush_reads_and_folds_one_batch_and_loses_no_hit(env: Env) -> None:
+    async with env.redis.pipeline(transaction=False) as pipe:
+        for n in range(2500):
+            pipe.hset(env.keys.doc(f"m{n}"), "content", f"memory {n}")
+            pipe.hincrby(env.keys.access_log, f"m{n}", 2)
+        await pipe.execute()
+    assert await flush_access_log(env.redis, env.keys, batch=1000) == 1000
+    assert await env.redis.hlen(env.keys.access_log) == 1500  # the rest waits its turn
+    while await flush_access_log(env.redis, env.keys, batch=1000):
+        pass
+    async with env.redis.pipeline(transaction=False) as pipe:
+        for n in range(2500):
+            pipe.hget(env.keys.doc(f"m{n}"), "access_count")
+        assert set(await pipe.execute()) == {b"2"}  # every hit folded in, exactly once
+
+
 async def test_list_conflicts_returns_flagged_memories(env: Env) -> None:
     await env.put("old", "the standup is at 9:00")
     await env.put("new", "the standup is at 10:00", conflicts_with=["old"])

@@ -186,31 +186,33 @@ async def test_non_retryable_error_dead_letters_at_once(
     assert report.dead_lettered == 1 and report.failed == 1
 
 
-async def test_wait_true_returns_once_searchable(
-    client: AsyncMemoryClient, settings: Settings
-) -> None:
-    worker = Worker(settings)
-    task = asyncio.create_task(worker.run_async())
-    try:
-        receipt = await client.write(FACT, wait=True, timeout_s=20)
-        assert receipt.status == "indexed"
-        hits = await client.search("ERR_CONN_RESET", mode="keyword")
-        assert receipt.id in [h.id for h in hits]
-    finally:
-        worker.stop()
-        await task
+async def test_wait_true_returns_once_searchable(client: AsyncMemoryClient, worker: Worker) -> None:
+    receipt = await client.write(FACT, wait=True, timeout_s=20)
+    assert receipt.status == "indexed"
+    hits = await client.search("ERR_CONN_RESET", mode="keyword")
+    assert receipt.id in [h.id for h in hits]
 
 
-async def test_wait_true_reports_the_drop_reason(
-    client: AsyncMemoryClient, settings: Settings
+async def test_wait_zero_looks_once_and_does_not_wait_the_default(
+    client: AsyncMemoryClient,
 ) -> None:
-    worker = Worker(settings)
-    task = asyncio.create_task(worker.run_async())
-    try:
-        receipt = await client.write("ok thanks!", wait=True, timeout_s=20)
-    finally:
-        worker.stop()
-        await task
+    import time
+
+    from hindsight_redis import WriteTimeout
+
+    started = time.monotonic()
+    with pytest.raises(WriteTimeout, match=r"within 0\.0s"):  # no worker runs
+        await client.write(FACT, wait=True, timeout_s=0)
+    assert time.monotonic() - started < 5  # not write_wait_timeout_s (30 s)
+    with pytest.raises(InvalidMemory, match="timeout_s"):
+        await client.write(FACT, wait=True, timeout_s=-1)
+    with pytest.raises(InvalidMemory, match="timeout_s"):
+        await client.write(FACT, wait=True, timeout_s="5")  # type: ignore[arg-type]
+    assert (await client.stats())["accepted"] == 1  # only the valid one was queued
+
+
+async def test_wait_true_reports_the_drop_reason(client: AsyncMemoryClient, worker: Worker) -> None:
+    receipt = await client.write("ok thanks!", wait=True, timeout_s=20)
     assert receipt.status == "dropped" and receipt.reason and receipt.reason.startswith("rule:")
     record = await client.get(receipt.id)
     assert record is not None and record.status == "dropped" and record.reason
@@ -276,24 +278,21 @@ async def test_reindex_stops_stale_workers_and_loses_nothing(
             assert before.id in [h.id for h in hits]  # reindexed under the new embedder
 
 
-async def test_trimming_never_drops_unprocessed_entries(settings: Settings, drain: Drain) -> None:
+async def test_trimming_never_drops_unprocessed_entries(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
     from hindsight_redis.pipeline.maintenance import trim_acknowledged
 
-    async with AsyncMemoryClient(settings) as client:
-        await client.write_many([{"content": f"{FACT} #{n} acknowledged"} for n in range(20)])
-        await drain()
-        late = await client.write_many(
-            [{"content": f"{OTHER} #{n} still queued"} for n in range(5)]
-        )
-        # a consumer takes two entries and "crashes" before acknowledging them
-        await client.redis.xreadgroup(
-            client.keys.group, "crashed", {client.keys.stream: ">"}, count=2
-        )
-        trimmed = await trim_acknowledged(client.redis, client.keys, keep_below=0)
-        assert trimmed == 20  # everything acknowledged, nothing else
-        left = [e[0].decode() for e in await client.redis.xrange(client.keys.stream)]
-        assert left == [r.stream_id for r in late]  # the 2 pending + 3 undelivered survive
-        assert (await client.stats())["accepted"] == 25  # counted by the stream, not its length
+    await client.write_many([{"content": f"{FACT} #{n} acknowledged"} for n in range(20)])
+    await drain()
+    late = await client.write_many([{"content": f"{OTHER} #{n} still queued"} for n in range(5)])
+    # a consumer takes two entries and "crashes" before acknowledging them
+    await client.redis.xreadgroup(client.keys.group, "crashed", {client.keys.stream: ">"}, count=2)
+    trimmed = await trim_acknowledged(client.redis, client.keys, keep_below=0)
+    assert trimmed == 20  # everything acknowledged, nothing else
+    left = [e[0].decode() for e in await client.redis.xrange(client.keys.stream)]
+    assert left == [r.stream_id for r in late]  # the 2 pending + 3 undelivered survive
+    assert (await client.stats())["accepted"] == 25  # counted by the stream, not its length
 
 
 async def test_recent_drops_are_kept_for_debugging(client: AsyncMemoryClient, drain: Drain) -> None:

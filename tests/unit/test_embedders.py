@@ -303,3 +303,22 @@ async def test_litellm_failed_batch_raises_embedding_error_not_a_group() -> None
     emb = LiteLLMEmbedder("m", batch_size=1, max_concurrency=1, embed_fn=fake)
     with pytest.raises(EmbeddingError, match="Unauthorized"):
         await emb.embed(["a", "b", "c"])
+
+
+def test_the_llm_and_embedding_providers_share_one_retry_rule() -> None:
+    from hindsight_redis.providers import litellm_embedder, llm, retries
+
+    assert llm.is_retryable is litellm_embedder.is_retryable is retries.is_retryable
+
+    class Status(Exception):
+        def __init__(self, code: int) -> None:
+            self.status_code = code
+
+    assert [c for c in (400, 401, 404, 408, 409, 422, 425, 429, 500, 503) if
+            retries.is_retryable(Status(c))] == [408, 409, 425, 429, 500, 503]  # fmt: skip
+
+    class RateLimitError(Exception):  # litellm's, by name
+        pass
+
+    assert retries.is_retryable(RateLimitError()) and retries.is_retryable(TimeoutError())
+    assert not retries.is_retryable(ValueError("bad request"))
