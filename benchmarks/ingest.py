@@ -153,7 +153,7 @@ async def index_lag(
             await client.write(
                 "warm-up: the workers load their embedder before the clock starts",
                 wait=True,
-                timeout=120,
+                timeout_s=120,
             )
             ids = []
             start = time.perf_counter()

@@ -40,7 +40,9 @@ _STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
 # -- stats ----------------------------------------------------------------------
 
 
-async def collect_stats(redis: Redis, keys: Keys) -> dict[str, Any]:
+async def collect_stats(
+    redis: Redis, keys: Keys, *, live_within_ms: int = 30_000
+) -> dict[str, Any]:
     """What a namespace holds and how far behind its workers are.
 
     Keys: ``accepted``, ``processed``, ``indexed``, ``merged``, ``dropped`` (a
@@ -49,7 +51,9 @@ async def collect_stats(redis: Redis, keys: Keys) -> dict[str, Any]:
     ``consumers``), ``undelivered``, ``dead_letters``, ``stream_length``,
     ``index_lag_s`` (age of the oldest unprocessed entry), ``refine_pending``
     (memories still waiting for their contextual vector; None without an
-    index) and ``counters``.
+    index), ``workers`` (the consumers seen within ``live_within_ms``: name,
+    pending, idle_s), ``idle_consumers`` (the others: crashed or stopped
+    workers that left entries, until reclaimed) and ``counters``.
     """
     with redis_errors("read the stats"):
         pipe = redis.pipeline(transaction=False)
@@ -61,6 +65,7 @@ async def collect_stats(redis: Redis, keys: Keys) -> dict[str, Any]:
         counters["accepted"] = await accepted(redis, keys)
         pending, undelivered, consumers, oldest = await _group_state(redis, keys)
         refining = await refine_pending(redis, keys)
+        everyone = await _consumers(redis, keys)
     dropped = {
         k.removeprefix("dropped:"): v for k, v in counters.items() if k.startswith("dropped:")
     }
@@ -80,8 +85,30 @@ async def collect_stats(redis: Redis, keys: Keys) -> dict[str, Any]:
         "stream_length": int(stream_length),
         "index_lag_s": 0.0 if oldest is None else max(time.time() - oldest / 1000, 0.0),
         "refine_pending": refining,
+        "workers": [c for c in everyone if c["idle_s"] * 1000 <= live_within_ms],
+        "idle_consumers": sum(1 for c in everyone if c["idle_s"] * 1000 > live_within_ms),
         "counters": counters,
     }
+
+
+async def _consumers(redis: Redis, keys: Keys) -> list[dict[str, Any]]:
+    """Every consumer of the workers' group: name, pending entries, seconds since last seen."""
+    try:
+        with redis_errors("list the workers"):
+            found = await redis.xinfo_consumers(keys.stream, keys.group)
+    except RedisCommandError:
+        return []  # no stream or no group yet
+    return sorted(
+        (
+            {
+                "name": as_text(c["name"]),
+                "pending": int(c["pending"]),
+                "idle_s": round(int(c["idle"]) / 1000, 3),
+            }
+            for c in found
+        ),
+        key=lambda c: c["name"],
+    )
 
 
 async def refine_pending(redis: Redis, keys: Keys) -> int | None:
@@ -248,3 +275,22 @@ async def list_conflicts(
         record_from_fields(row.key.removeprefix(keys.doc_prefix), row.fields)
         for row in search_rows(reply)
     ]
+
+
+# -- namespaces -------------------------------------------------------------------
+
+
+async def delete_namespace(redis: Redis, keys: Keys) -> int:
+    """Delete a namespace for good: its indexes and every key; returns the keys deleted.
+
+    For throwaway namespaces (the demo's, tests'); memories are not exported first.
+    """
+    with redis_errors("delete the namespace"):
+        names = [as_text(n) for n in await redis.execute_command("FT._LIST")]  # type: ignore[no-untyped-call]
+        for name in names:
+            if name.startswith(f"{keys.index_alias}-g"):
+                await redis.execute_command("FT.DROPINDEX", name)  # type: ignore[no-untyped-call]
+        found = [key async for key in redis.scan_iter(match=keys.pattern, count=1000)]
+        for start in range(0, len(found), 1000):
+            await redis.delete(*found[start : start + 1000])
+    return len(found)

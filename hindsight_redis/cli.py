@@ -24,6 +24,20 @@ if TYPE_CHECKING:
     from hindsight_redis.client import AsyncMemoryClient
 
 Handler = Callable[[argparse.Namespace, Settings], int]
+ABOUT = (
+    "hindsight-redis: a shared, searchable long-term memory for LLM agents, on Redis. "
+    "Agents write memories; workers filter, summarize, embed and index them; "
+    "search finds them by meaning and by keyword."
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hindsight-redis")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown"
 
 
 def _print_json(value: Any) -> None:
@@ -123,10 +137,11 @@ def cmd_dlq(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_write(args: argparse.Namespace, settings: Settings) -> int:
-    """``write TEXT``: accept one memory and print its receipt."""
+    """``write TEXT`` (``-``: read it from stdin): accept one memory and print its receipt."""
+    content = sys.stdin.read().rstrip("\r\n") if args.content == "-" else args.content
     fields = {name: getattr(args, name) for name in WRITE_FIELDS if name != "content"}
     fields["tags"] = fields["tags"] or ()
-    receipt = asyncio.run(_with_client(settings, lambda c: c.write(args.content, **fields)))
+    receipt = asyncio.run(_with_client(settings, lambda c: c.write(content, **fields)))
     _print_json(receipt)
     return 0
 
@@ -149,7 +164,12 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
             ),
         )
     )
-    _print_json(hits)
+    if args.json:
+        _print_json(hits)
+    else:
+        from hindsight_redis.render import hits_table
+
+        print(hits_table(hits))
     return 0
 
 
@@ -183,8 +203,14 @@ def cmd_conflicts(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    """``stats``: counters, backlog, pending, dead letters."""
-    _print_json(asyncio.run(_with_client(settings, lambda c: c.stats())))
+    """``stats``: counters, backlog, pending, dead letters, live workers."""
+    stats = asyncio.run(_with_client(settings, lambda c: c.stats()))
+    if args.json:
+        _print_json(stats)
+    else:
+        from hindsight_redis.render import stats_lines
+
+        print(stats_lines(stats))
     return 0
 
 
@@ -197,28 +223,47 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
-    """``up``: Redis (embedded unless configured), N worker processes and MCP over HTTP."""
+    """``up``: Redis (embedded unless configured), N worker processes and MCP over HTTP.
+
+    Ctrl-C (or SIGTERM) stops the workers, the MCP server and the embedded
+    Redis if ``up`` started it; a Redis that was already running is left
+    running, and the banner says so.
+    """
     import os
     import signal
     import subprocess
 
-    from hindsight_redis.connection import resolve_url
+    from hindsight_redis.connection import embedded_server, resolve
     from hindsight_redis.mcp_server import run_server
 
-    settings = settings.model_copy(update={"redis_url": resolve_url(settings)})
+    server = embedded_server(settings) if settings.embedded else None
+    started_here = server is not None and server.state() is None
+    target = resolve(settings)
+    # Pinned for the children: the same server and the profile in effect there.
+    settings = settings.model_copy(update={"redis_url": target.url, "profile": target.profile.name})
     env = {**os.environ, **settings.to_env()}
     workers = [
         subprocess.Popen([sys.executable, "-m", "hindsight_redis.cli", "worker"], env=env)
         for _ in range(args.workers)
     ]
+    if server is None:
+        redis_note = f"Redis {target.url} (external, left running)"
+    elif started_here:
+        redis_note = f"embedded Redis {target.url} (started now, stopped with the rest)"
+    else:
+        redis_note = (
+            f"embedded Redis {target.url} (was already running and stays up: "
+            "`hindsight-redis server stop` stops it)"
+        )
     print(
-        f"redis {settings.redis_url}, {args.workers} worker(s), "
-        f"MCP at http://{args.host}:{args.mcp_port}/mcp (Ctrl-C stops all)",
+        f"{redis_note}; {args.workers} worker(s); MCP at http://{args.host}:{args.mcp_port}/mcp. "
+        "Ctrl-C stops the workers and the MCP server.",
         file=sys.stderr,
     )
-    # uvicorn re-raises a captured SIGTERM once it has shut down; turn it into
-    # SystemExit so the workers below are stopped instead of orphaned.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # uvicorn re-raises a captured SIGTERM/SIGINT once it has shut down; turn it
+    # into SystemExit so the cleanup below runs and no traceback is printed.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: sys.exit(0))
     try:
         run_server(settings, "http", args.host, args.mcp_port)
     finally:
@@ -226,6 +271,9 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
             proc.terminate()  # SIGTERM: each finishes its batch, acks, exits
         for proc in workers:
             proc.wait(timeout=60)
+        if server is not None and started_here:
+            server.stop()
+            print("stopped the embedded Redis", file=sys.stderr)
     return 0
 
 
@@ -260,8 +308,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="hindsight-redis", description=__doc__)
+    parser = argparse.ArgumentParser(prog="hindsight-redis", description=ABOUT)
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO")
+    parser.add_argument("--version", action="version", version=f"hindsight-redis {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
@@ -277,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("worker", cmd_worker, "run a worker until SIGTERM (or --burst: drain and exit)")
     p.add_argument("--burst", action="store_true")
     p = add("write", cmd_write, "write one memory")
-    p.add_argument("content")
+    p.add_argument("content", help="the memory's text; - reads it from stdin")
     for flag in ("agent-id", "session-id", "task-type", "source", "idempotency-key"):
         p.add_argument(f"--{flag}")
     p.add_argument("--tag", dest="tags", action="append", help="repeat for several tags")
@@ -296,6 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", type=float, help="created at or after (unix seconds)")
     p.add_argument("--until", type=float, help="created at or before (unix seconds)")
     p.add_argument("--include-archived", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the hits as JSON")
     for name, text in (
         ("get", "show one memory"),
         ("forget", "archive a memory"),
@@ -303,7 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("protect", "protect a memory from sweeps"),
     ):
         add(name, _by_id(name), text).add_argument("id")
-    add("stats", cmd_stats, "counters, backlog, pending, dead letters")
+    p = add("stats", cmd_stats, "counters, backlog, pending, dead letters, live workers")
+    p.add_argument("--json", action="store_true", help="print the stats as JSON")
     p = add("mcp", cmd_mcp, "serve memory_write/search/get/forget/restore/stats over MCP")
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind")

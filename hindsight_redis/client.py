@@ -9,6 +9,7 @@ the operators' reads live in ``admin``. The blocking twin is
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,7 +19,7 @@ from redis.asyncio import Redis
 from hindsight_redis import admin, scripts
 from hindsight_redis.admin import DeadLetter
 from hindsight_redis.codec import decode_outcome
-from hindsight_redis.connection import connect, require_search
+from hindsight_redis.connection import open_redis, require_search, resolve
 from hindsight_redis.documents import RECORD_FIELDS, record_from_fields, record_from_outcome
 from hindsight_redis.errors import (
     EmbeddingMismatch,
@@ -56,7 +57,7 @@ class AsyncMemoryClient:
     def __init__(self, settings: Settings | None = None, *, redis: Redis | None = None) -> None:
         self.settings = settings or Settings()
         self.keys = Keys(self.settings.key_prefix, self.settings.namespace)
-        self.profile = get_profile(self.settings.profile)
+        self.profile = get_profile(self.settings.profile)  # until connect() knows the server
         self._redis = redis
         self._owns_redis = redis is None
         self._searcher: Searcher | None = None
@@ -71,9 +72,15 @@ class AsyncMemoryClient:
         await self.aclose()
 
     async def connect(self) -> Redis:
-        """Open the connection (starting the embedded server if needed)."""
+        """Open the connection (starting the embedded server if needed).
+
+        On the embedded server, ``profile`` becomes the one the server runs
+        with, unless one is configured explicitly.
+        """
         if self._redis is None:
-            self._redis = await connect(self.settings)
+            target = await asyncio.to_thread(resolve, self.settings)
+            self.profile = target.profile
+            self._redis = await open_redis(target.url)
         return self._redis
 
     async def aclose(self) -> None:
@@ -131,30 +138,33 @@ class AsyncMemoryClient:
             "visibility": visibility, "importance": importance,
             "idempotency_key": idempotency_key, "wait": wait, "timeout_s": timeout_s,
         }  # fmt: skip
-        return (await self._accept([fields], batch=False))[0]
+        event = self._event(fields)
+        redis = self._redis or await self.connect()
+        if wait:
+            await self._require_search(redis)
+        if idempotency_key is None:
+            receipt = await self._writer.append_one(redis, event)
+        else:
+            receipt = (await self._writer.append(redis, [event], [True]))[0]
+        waits = {0: wait_timeout_s(fields, self.settings.write_wait_timeout_s)} if wait else {}
+        return (await self._settle(redis, [receipt], waits))[0]
 
     async def write_many(self, items: Sequence[Mapping[str, Any]]) -> list[WriteReceipt]:
         """Accept a batch in one round trip; every item is validated first.
 
-        Each item is a dict of the keyword arguments of ``write`` (with ``content``).
+        Each item is a dict of the keyword arguments of ``write`` (with
+        ``content``). The batch is accepted whole or not at all.
         """
         if isinstance(items, Mapping | str):
             raise InvalidMemory("write_many takes a list of dicts")
+        events = []
         for n, item in enumerate(items):
             if not isinstance(item, Mapping):
                 raise InvalidMemory(f"item {n} is not a dict")
-        return await self._accept(items, batch=True)
-
-    async def _accept(
-        self, items: Sequence[Mapping[str, Any]], *, batch: bool
-    ) -> list[WriteReceipt]:
-        """Validate, append (one XADD, or one script call for a batch or keyed write), wait."""
-        events = []
-        for n, item in enumerate(items):
             try:
                 events.append(self._event(item))
             except InvalidMemory as e:
-                raise InvalidMemory(f"item {n}: {e}" if batch else str(e)) from None
+                raise InvalidMemory(f"item {n}: {e}") from None
         if not events:
             return []
         default_s = self.settings.write_wait_timeout_s
@@ -162,18 +172,26 @@ class AsyncMemoryClient:
             n: wait_timeout_s(item, default_s) for n, item in enumerate(items) if item.get("wait")
         }
         redis = self._redis or await self.connect()
-        if waits and not self._search_checked:
-            await require_search(redis, "wait for the write")  # else it could only time out
-            self._search_checked = True
+        if waits:
+            await self._require_search(redis)
         keyed = [item.get("idempotency_key") is not None for item in items]
-        if not batch and not keyed[0]:
-            receipts = [await self._writer.append_one(redis, events[0])]
-        else:
-            receipts = await self._writer.append(redis, events, keyed)
+        receipts = await self._writer.append(redis, events, keyed)
+        return await self._settle(redis, receipts, waits)
+
+    async def _require_search(self, redis: Redis) -> None:
+        """Before a ``wait=True`` write: without the search module it could only time out."""
+        if not self._search_checked:
+            await require_search(redis, "wait for the write")
+            self._search_checked = True
+
+    async def _settle(
+        self, redis: Redis, receipts: list[WriteReceipt], waits: Mapping[int, float]
+    ) -> list[WriteReceipt]:
+        """After the append: the AOF fsync (durable profile), then the awaited outcomes."""
         if self.profile.wait_aof:
             await self._writer.wait_aof(redis)
-        for n, timeout in waits.items():
-            receipts[n] = await self._writer.wait_outcome(redis, receipts[n], timeout)
+        for n, timeout_s in waits.items():
+            receipts[n] = await self._writer.wait_outcome(redis, receipts[n], timeout_s)
         return receipts
 
     # -- search ---------------------------------------------------------------
@@ -269,7 +287,9 @@ class AsyncMemoryClient:
 
     async def stats(self) -> dict[str, Any]:
         """Counters and stream state; see ``admin.collect_stats``."""
-        return await admin.collect_stats(await self.connect(), self.keys)
+        return await admin.collect_stats(
+            await self.connect(), self.keys, live_within_ms=self.settings.claim_idle_ms
+        )
 
     async def dead_letters(self, count: int = 100) -> list[DeadLetter]:
         """The oldest dead-lettered writes, with their errors."""

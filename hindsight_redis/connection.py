@@ -1,14 +1,32 @@
-"""Reaching Redis: the configured URL, or the embedded server started on demand."""
+"""Reaching Redis: the configured URL, or the embedded server started on demand.
+
+With the embedded server, the persistence profile in effect is the one the
+server runs with (recorded in its ``server.json``) unless a profile is
+configured explicitly; an explicit profile that disagrees with the running
+server is used, and reported (``profile_conflict``).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 
 from hindsight_redis.errors import redis_errors
-from hindsight_redis.server import EmbeddedServer, get_profile
+from hindsight_redis.server import EmbeddedServer, PersistenceProfile, get_profile
 from hindsight_redis.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where to connect, and the persistence profile in effect there."""
+
+    url: str
+    profile: PersistenceProfile
 
 
 def embedded_server(settings: Settings) -> EmbeddedServer:
@@ -22,21 +40,48 @@ def embedded_server(settings: Settings) -> EmbeddedServer:
     )
 
 
+def profile_conflict(settings: Settings, running: str) -> str | None:
+    """What to say when the configured profile is explicit and not the server's; else None."""
+    if "profile" not in settings.model_fields_set or settings.profile == running:
+        return None
+    return (
+        f"the embedded server runs with profile {running!r}, but profile "
+        f"{settings.profile!r} is configured (HINDSIGHT_PROFILE, --profile or the config "
+        f"file); restart it with `hindsight-redis server stop && hindsight-redis server "
+        f"start --profile {settings.profile}`, or drop the setting to use {running!r}"
+    )
+
+
+def resolve(settings: Settings) -> Target:
+    """The Redis to use and its profile; starts the embedded server when none is configured."""
+    if settings.redis_url is not None:
+        return Target(settings.redis_url, get_profile(settings.profile))
+    state = embedded_server(settings).ensure_started()
+    conflict = profile_conflict(settings, state.profile)
+    if conflict is None:
+        return Target(state.url, get_profile(state.profile))
+    logger.warning("%s", conflict)
+    return Target(state.url, get_profile(settings.profile))
+
+
 def resolve_url(settings: Settings) -> str:
     """The Redis URL to use; starts the embedded server when none is configured."""
-    if settings.redis_url is not None:
-        return settings.redis_url
-    return embedded_server(settings).ensure_started().url
+    return resolve(settings).url
 
 
 async def connect(settings: Settings) -> aioredis.Redis:
-    """An asyncio Redis client that answers PING.
+    """An asyncio Redis client that answers PING (see ``open_redis``)."""
+    target = await asyncio.to_thread(resolve, settings)
+    return await open_redis(target.url)
+
+
+async def open_redis(url: str) -> aioredis.Redis:
+    """An asyncio Redis client for ``url`` that answers PING.
 
     ``RedisUnavailable`` when nothing answers, ``NotARedisServer`` when
     something does but not in Redis's protocol, ``RedisAccessDenied`` for a
     wrong password.
     """
-    url = await asyncio.to_thread(resolve_url, settings)
     client = aioredis.Redis.from_url(url, decode_responses=False, health_check_interval=30)
     try:
         with redis_errors(f"connect to Redis at {_safe(url)}"):

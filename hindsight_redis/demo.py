@@ -12,8 +12,11 @@ import asyncio
 import uuid
 from collections.abc import Callable
 
+from hindsight_redis.admin import delete_namespace
 from hindsight_redis.client import AsyncMemoryClient
+from hindsight_redis.models import explain_reason
 from hindsight_redis.pipeline.worker import Worker
+from hindsight_redis.render import fit, snippet
 from hindsight_redis.settings import Settings
 
 SCRIPT: list[tuple[str, str]] = [
@@ -24,6 +27,7 @@ SCRIPT: list[tuple[str, str]] = [
         "The billing-service-v2 deploy failed with ERR_CONN_RESET; rollback done by bob at 14:05.",
     ),
     ("coder", "got it 👍"),
+    ("support", "Haha, that sounds like so much fun, you are amazing!"),
     ("support", "好的"),
     ("support", "用户王芳对花生过敏，预订餐厅时必须提前告知。"),
     ("support", "明白了，请继续"),
@@ -71,7 +75,7 @@ async def run_demo(settings: Settings, echo: Callable[[str], None]) -> int:
                 )
                 verdict = receipt.status
                 if receipt.reason:
-                    verdict += f" ({receipt.reason})"
+                    verdict += f": {explain_reason(receipt.reason)}"
                 if receipt.merged_into:
                     verdict += f" into {receipt.merged_into[:8]}"
                 if receipt.conflicts_with:
@@ -81,7 +85,7 @@ async def run_demo(settings: Settings, echo: Callable[[str], None]) -> int:
                 record = await client.get(receipt.id) if receipt.status == "indexed" else None
                 if record is not None and record.original:
                     verdict += f", summarized to {len(record.content)} chars"
-                echo(f"  [{agent:>7}] {verdict:<44} {text[:56]}")
+                echo(f"  [{agent:>7}] {fit(text, 50)}  {verdict}")
             echo("\n== searches")
             found_all = True
             for agent, query, mode in QUERIES:
@@ -89,13 +93,23 @@ async def run_demo(settings: Settings, echo: Callable[[str], None]) -> int:
                 found_all &= bool(hits)
                 echo(f"  [{agent:>7}] {mode:>7} {query!r}")
                 for hit in hits:
-                    echo(f"            {hit.fused:.3f}  {hit.content[:70]}")
+                    echo(f"            {hit.fused:.3f}  {snippet(hit.content, 70)}")
             stats = await client.stats()
+            dropped = dict(stats["dropped"])
+            total = dropped.pop("total", 0)
+            why = "; ".join(f"{n} {explain_reason(code)}" for code, n in sorted(dropped.items()))
             echo(
                 f"\n== stats: accepted {stats['accepted']}, indexed {stats['indexed']}, "
-                f"merged {stats['merged']}, dropped {stats['dropped']}"
+                f"merged {stats['merged']}, dropped {total} ({why})"
             )
         finally:
             worker.stop()
             await task
+            removed = await delete_namespace(client.redis, client.keys)
+    echo(f"\nremoved the demo's namespace {namespace} ({removed} keys and its index)")
+    if settings.embedded:
+        echo(
+            f"the embedded server keeps running (data in {settings.server_dir}); "
+            "`hindsight-redis server stop` stops it"
+        )
     return 0 if found_all else 1

@@ -7,11 +7,11 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from hindsight_redis.connection import embedded_server
+from hindsight_redis.connection import embedded_server, profile_conflict
 from hindsight_redis.errors import SEARCH_MODULE_HINT, HindsightError, redis_errors
 from hindsight_redis.keys import Keys
 from hindsight_redis.resp import as_text
-from hindsight_redis.server.profiles import get_profile, profile_mismatches
+from hindsight_redis.server.profiles import PersistenceProfile, get_profile, profile_mismatches
 from hindsight_redis.settings import Settings
 
 
@@ -29,13 +29,19 @@ class DoctorReport:
 
 
 async def diagnose(settings: Settings) -> DoctorReport:
-    """Check the server version, modules, persistence profile and index health."""
+    """Check the server version, modules, persistence profile and index health.
+
+    With the embedded server and no explicit profile, the server is checked
+    against the profile it was started with; an explicit profile that is not
+    the server's is one problem, not a list of config differences.
+    """
     report = DoctorReport()
     profile = get_profile(settings.profile)
-    report.facts["profile"] = f"{profile.name} ({profile.description})"
+    check_persistence = True
     if settings.redis_url is None:
         state = embedded_server(settings).state()
         if state is None:
+            report.facts["profile"] = f"{profile.name} ({profile.description})"
             report.facts["server"] = f"embedded, not running (data dir {settings.server_dir})"
             report.problems.append(
                 "the embedded server is not running: run `hindsight-redis server start`"
@@ -43,13 +49,20 @@ async def diagnose(settings: Settings) -> DoctorReport:
             return report
         url = state.url
         report.facts["server"] = f"embedded, {url}, pid {state.pid}, data in {settings.server_dir}"
+        conflict = profile_conflict(settings, state.profile)
+        if conflict is None:
+            profile = get_profile(state.profile)
+        else:
+            report.problems.append(conflict)
+            check_persistence = False
     else:
         url = settings.redis_url
         report.facts["server"] = "external (HINDSIGHT_REDIS_URL)"
+    report.facts["profile"] = f"{profile.name} ({profile.description})"
     client = aioredis.Redis.from_url(url, socket_timeout=5)
     try:
         with redis_errors("check the server"):
-            await _check_server(client, settings, report)
+            await _check_server(client, settings, profile, report, check_persistence)
     except HindsightError as e:
         report.problems.append(str(e))
     finally:
@@ -57,7 +70,13 @@ async def diagnose(settings: Settings) -> DoctorReport:
     return report
 
 
-async def _check_server(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
+async def _check_server(
+    client: aioredis.Redis,
+    settings: Settings,
+    profile: PersistenceProfile,
+    report: DoctorReport,
+    check_persistence: bool,
+) -> None:
     info = await client.info("server")
     version = str(info.get("redis_version", "?"))
     report.facts["redis_version"] = version
@@ -90,10 +109,10 @@ async def _check_server(client: aioredis.Redis, settings: Settings, report: Doct
         f"appendonly={actual.get('appendonly')} appendfsync={actual.get('appendfsync')} "
         f"save={actual.get('save')!r}"
     )
-    for problem in profile_mismatches(get_profile(settings.profile), actual):
+    for problem in profile_mismatches(profile, actual) if check_persistence else ():
         report.problems.append(
             f"persistence: {problem} (restart the embedded server with --profile "
-            f"{settings.profile}, or CONFIG SET it on your server)"
+            f"{profile.name}, or CONFIG SET it on your server)"
         )
     if has_search:
         await _check_search_gc(client, report)

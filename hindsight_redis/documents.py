@@ -185,6 +185,7 @@ def hit_from_fields(
     vector: float | None = None,
     keyword: float | None = None,
     contextual: float | None = None,
+    bm25: float | None = None,
 ) -> SearchHit:
     """A ``SearchHit`` from the ``HIT_FIELDS`` of a memory hash and its scores."""
     created = as_text(fields.get("created_at"))
@@ -201,5 +202,6 @@ def hit_from_fields(
         keyword=keyword,
         fused=fused,
         contextual=contextual,
+        bm25=bm25,
         status=as_text(fields.get("status")) or "active",  # type: ignore[arg-type]
     )

@@ -28,7 +28,7 @@ from redis.commands.search.index_definition import IndexDefinition, IndexType
 
 from hindsight_redis import scripts
 from hindsight_redis.errors import EmbeddingMismatch, RedisCommandError, redis_errors
-from hindsight_redis.keys import Keys
+from hindsight_redis.keys import Keys, glob_escape
 from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.resp import as_text, reply_map
 from hindsight_redis.schema import (
@@ -251,7 +251,7 @@ class MemoryIndex:
             await asyncio.sleep(0.05)
 
     async def _scan_ids(self) -> list[str]:
-        pattern = self._escape_glob(self._keys.doc_prefix) + "*"
+        pattern = glob_escape(self._keys.doc_prefix) + "*"
         return [as_text(key) async for key in self._redis.scan_iter(match=pattern, count=1000)]
 
     async def _each_memory(self, queue: Callable[[Pipeline, str], None]) -> None:
@@ -262,10 +262,6 @@ class MemoryIndex:
                 for key in ids[start : start + 1000]:
                     queue(pipe, key)
                 await scripts.execute(pipe)
-
-    @staticmethod
-    def _escape_glob(value: str) -> str:
-        return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in value)
 
     async def _embed_missing(self, embedder: Embedder, keys: Sequence[str], field: str) -> int:
         """Write ``field`` (the new vector) into each hash of ``keys`` lacking it."""

@@ -11,6 +11,11 @@ from dataclasses import dataclass
 GROUP = "workers"
 
 
+def glob_escape(value: str) -> str:
+    """``value`` with the glob characters of ``SCAN MATCH`` escaped."""
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in value)
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     """Key names for one ``(prefix, namespace)`` pair."""
@@ -22,6 +27,11 @@ class Keys:
     def base(self) -> str:
         """Common start of every key of this namespace."""
         return f"{self.prefix}:{{{self.namespace}}}"
+
+    @property
+    def pattern(self) -> str:
+        """``SCAN MATCH`` pattern of every key of this namespace."""
+        return glob_escape(self.base) + ":*"
 
     @property
     def stream(self) -> str:

@@ -67,7 +67,12 @@ R = TypeVar("R")
 _SOURCES: dict[str, str] = {}  # sha -> Lua, for pipelines that meet NOSCRIPT
 
 
+_RAW = frozenset({str, bytes})
+
+
 def _encode(value: Any) -> Any:
+    if value.__class__ in _RAW:  # the common case, checked first: write batches are bytes
+        return value
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, int | float):
@@ -134,7 +139,7 @@ class Script(Generic[P, R]):
             keys.extend(kwargs[self._key_list])
         args = [_encode(kwargs[name]) for name in self._args]
         if self._arg_list is not None:
-            args.extend(_encode(v) for v in kwargs[self._arg_list])
+            args.extend([_encode(v) for v in kwargs[self._arg_list]])
         return ["EVALSHA", self.sha, len(keys), *keys, *args]
 
     async def __call__(self, redis: Redis, *args: P.args, **kwargs: P.kwargs) -> R:

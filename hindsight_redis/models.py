@@ -34,6 +34,7 @@ WRITE_FIELDS = (
     "timeout_s",
 )
 """The arguments of ``write()``, and the keys a ``write_many()`` item may have."""
+_WRITE_FIELD_SET = frozenset(WRITE_FIELDS)
 Visibility = Literal["shared", "private"]
 _MAX_ID_CHARS = 256
 _MAX_TAG_CHARS = 128
@@ -109,7 +110,13 @@ class MemoryRecord:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One search result, with the scores that ranked it."""
+    """One search result, with the scores that ranked it.
+
+    ``fused`` is the score of the search's mode (0..1); ``vector`` and
+    ``contextual`` are cosines, ``keyword`` is BM25 scaled to 0..1 over the
+    candidates, ``bm25`` the raw BM25 score. A leg that did not find the
+    memory leaves its score None.
+    """
 
     id: str
     content: str
@@ -124,6 +131,7 @@ class SearchHit:
     fused: float = 0.0
     status: MemoryStatus = "active"
     contextual: float | None = None
+    bm25: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -151,7 +159,7 @@ def _text(name: str, value: object, limit: int = _MAX_ID_CHARS) -> str:
 
 
 def _tags(value: object, max_tags: int) -> tuple[str, ...]:
-    if value is None:
+    if value is None or value == ():
         return ()
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise InvalidMemory("tags must be a list of strings")
@@ -183,7 +191,7 @@ def build_event(
     now: float | None = None,
 ) -> MemoryEvent:
     """Validate the keyword arguments of a write and build its stream event."""
-    unknown = set(fields) - set(WRITE_FIELDS)
+    unknown = fields.keys() - _WRITE_FIELD_SET
     if unknown:
         raise InvalidMemory(f"unknown field(s): {', '.join(sorted(unknown))}")
     content = fields.get("content")
@@ -213,7 +221,8 @@ def build_event(
     wait = fields.get("wait", False)
     if not isinstance(wait, bool):
         raise InvalidMemory("wait must be true or false")
-    wait_timeout_s(fields, 0.0)  # validated with the rest, used by the client
+    if fields.get("timeout_s") is not None:
+        wait_timeout_s(fields, 0.0)  # validated with the rest, used by the client
     return MemoryEvent(
         event_id=event_id_for(namespace, key),
         namespace=namespace,
@@ -244,3 +253,27 @@ def wait_timeout_s(fields: Mapping[str, Any], default_s: float) -> float:
     if not math.isfinite(value) or value < 0:
         raise InvalidMemory(f"timeout_s must be a finite number >= 0, got {value!r}")
     return float(value)
+
+
+REASONS = {
+    "rule:ack": "an acknowledgement, nothing to remember",
+    "rule:too_short": "too short to be useful",
+    "rule:emoji_only": "only emoji",
+    "rule:punctuation_only": "only punctuation",
+    "rule:duplicate": "the same text was just written",
+    "score:low": "scored unlikely to be useful again",
+    "dead_letter": "failed too often to be processed (see `hindsight-redis dlq list`)",
+}
+"""What each drop reason means, in words."""
+
+
+def explain_reason(reason: str) -> str:
+    """A drop reason in words: ``"rule:ack (ok thanks)"`` -> ``"an acknowledgement, ..."``.
+
+    The code's detail (after the code) is kept; unknown codes are returned as they are.
+    """
+    code, _, detail = reason.partition(" ")
+    words = REASONS.get(code)
+    if words is None:
+        return reason
+    return f"{words} {detail}".strip() if detail else words

@@ -131,13 +131,18 @@ class LegScores:
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
-    """One memory of the final order, with the scores that ranked it."""
+    """One memory of the final order, with the scores that ranked it.
+
+    ``keyword`` is BM25 scaled to 0..1 over the candidates (0 as the low end),
+    ``bm25`` the raw score.
+    """
 
     id: str
     fused: float
     vector: float | None
     keyword: float | None
     contextual: float | None
+    bm25: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,10 +171,11 @@ def fuse(
     cosine = {**legs.cosine, **cosines(legs.static_vectors, query_vector, legs.cosine)}
     context = {**legs.context, **cosines(legs.context_vectors, context_vector, legs.context)}
     bm25 = legs.bm25
+    keyword = min_max(bm25, floor=0.0)
     if mode == "vector":
         fused = dict(cosine)
     elif mode == "keyword":
-        fused = dict(bm25)
+        fused = dict(keyword)
     elif blend.fusion == "rrf":
         rankings = [top(cosine, len(cosine)), top(bm25, len(bm25))]
         fused = rrf([*rankings, top(context, len(context))] if context else rankings)
@@ -183,5 +189,6 @@ def fuse(
             contextual_weight=blend.contextual_weight,
         )
     return [
-        Ranked(d, fused[d], cosine.get(d), bm25.get(d), context.get(d)) for d in top(fused, top_k)
+        Ranked(d, fused[d], cosine.get(d), keyword.get(d), context.get(d), bm25.get(d))
+        for d in top(fused, top_k)
     ]

@@ -18,6 +18,7 @@ __all__ = [
     "dead_letter",
     "execute",
     "flush_access",
+    "leave_group",
     "record_if_absent",
     "refine",
     "replay",
@@ -189,6 +190,19 @@ async def dead_letter(
       redis.call('RPUSH', notify_list, outcome)
       redis.call('EXPIRE', notify_list, 300)
     end
+    return 1
+    """
+    ...
+
+
+@redis_script
+async def leave_group(redis: Redis, *, stream: Key, group: Arg[str], consumer: Arg[str]) -> int:
+    """
+    -- A stopping worker removes its consumer from the group, only when it holds no
+    -- entry (deleting a consumer drops its pending entries). -> 1 removed, 0 kept
+    local held = redis.call('XPENDING', stream, group, '-', '+', 1, consumer)
+    if #held > 0 then return 0 end
+    redis.call('XGROUP', 'DELCONSUMER', stream, group, consumer)
     return 1
     """
     ...

@@ -356,6 +356,7 @@ class Searcher:
                 vector=item.vector,
                 keyword=item.keyword,
                 contextual=item.contextual,
+                bm25=item.bm25,
             )
             for item, values in zip(ranked, rows, strict=True)
             if values[0] is not None

@@ -103,7 +103,7 @@ class StreamWriter:
                     WriteReceipt(
                         id=event.event_id, stream_id=answer[2:], duplicate=answer.startswith("d:")
                     )
-                    for event, answer in zip(events, map(as_text, reply), strict=True)
+                    for event, answer in zip(events, _texts(reply), strict=True)
                 ]
             await self._refuse_or_pause(int(as_text(reply)[2:]), deadline)
 
@@ -163,3 +163,8 @@ class StreamWriter:
             popped = await redis.blpop([self.keys.notify(receipt.id)], timeout=min(remaining, 1.0))
             raw = popped[1] if popped else await redis.get(self.keys.outcome(receipt.id))
         return raw
+
+
+def _texts(reply: list[bytes | str]) -> list[str]:
+    """The write script's replies as text (bytes from this client; str if decoding)."""
+    return [r.decode() if isinstance(r, bytes) else r for r in reply]

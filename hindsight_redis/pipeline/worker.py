@@ -24,6 +24,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from hindsight_redis import scripts
 from hindsight_redis.codec import decode_event
 from hindsight_redis.connection import connect, require_search
 from hindsight_redis.errors import (
@@ -119,6 +120,7 @@ class Worker:
             with redis_errors("start the worker"):
                 committer, stages = await self._assemble(redis)
             await self._loop_until_done(redis, committer, stages, burst)
+            await self._leave_group(redis)
         finally:
             if install_signal_handlers:
                 for sig in (signal.SIGTERM, signal.SIGINT):
@@ -126,6 +128,13 @@ class Worker:
             if owns:
                 await redis.aclose()
         return self.report
+
+    async def _leave_group(self, redis: aioredis.Redis) -> None:
+        """Stopped cleanly: forget this consumer, unless it holds entries (reclaimed later)."""
+        with contextlib.suppress(RedisUnavailable), redis_errors("leave the consumer group"):
+            await scripts.leave_group(
+                redis, stream=self.keys.stream, group=self.keys.group, consumer=self.name
+            )
 
     async def _assemble(self, redis: aioredis.Redis) -> tuple[Committer, list[Stage]]:
         from hindsight_redis.pipeline.assembly import build_pipeline

@@ -45,18 +45,28 @@ def test_write_worker_search_get_forget_stats(
     assert main(["worker", "--burst"]) == 0
     report = _json(capsys)
     assert isinstance(report, dict) and report["indexed"] == 1 and report["dropped"] == 1
-    assert main(["search", "ERR_CONN_RESET", "--mode", "keyword"]) == 0
+    assert main(["search", "ERR_CONN_RESET", "--mode", "keyword", "--json"]) == 0
     hits = _json(capsys)
     assert isinstance(hits, list) and hits[0]["id"] == receipt["id"]
+    assert main(["search", "ERR_CONN_RESET", "--mode", "keyword"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["#", "fused", "vec", "kw", "ctx", "agent", "age", "memory"]
+    assert table[1].split()[:2] == ["1", "1.00"] and "coder" in table[1]
+    assert "ERR_CONN_RESET" in table[1]
     assert main(["get", receipt["id"]]) == 0
     assert _json(capsys)["agent_id"] == "coder"  # type: ignore[index]
     assert main(["forget", receipt["id"]]) == 0
     assert _json(capsys)["status"] == "archived"  # type: ignore[index]
     assert main(["get", "f" * 32]) == 1
     capsys.readouterr()
-    assert main(["stats"]) == 0
+    assert main(["stats", "--json"]) == 0
     stats = _json(capsys)
     assert isinstance(stats, dict) and stats["dropped"]["rule:ack"] == 1 and stats["backlog"] == 0
+    assert main(["stats"]) == 0
+    lines = dict(
+        line.split(None, 1) for line in capsys.readouterr().out.splitlines() if line[:1] != " "
+    )
+    assert lines["accepted"] == "2" and lines["dropped"] == "1  (rule:ack 1)"
 
 
 def test_dead_letters_list_and_replay(

@@ -283,7 +283,7 @@ async def test_keyword_scores_recover_after_memories_are_updated(env: Env) -> No
         hits = await env.searcher.search(
             "billing rollbacks 3", mode="keyword", top_k=20, record_access=False
         )
-        return {h.id: h.keyword or 0.0 for h in hits}
+        return {h.id: h.bm25 or 0.0 for h in hits}  # raw: scaled scores would hide it
 
     before = await scores()
     async with env.redis.pipeline(transaction=False) as pipe:

@@ -58,8 +58,15 @@ def test_cli_server_and_doctor(
         assert main(["doctor", *common]) == 0
         out = capsys.readouterr().out
         assert "search" in out and "appendfsync=always" in out and "all checks passed" in out
+        # No profile given: the one the server was started with (server.json).
+        assert main(["doctor", "--server-dir", str(tmp_path)]) == 0
+        out = capsys.readouterr().out
+        assert "durable" in out and "all checks passed" in out
+        # An explicit profile that is not the server's: one plain problem.
         assert main(["doctor", "--server-dir", str(tmp_path), "--profile", "balanced"]) == 1
-        assert "appendfsync is 'always'" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "runs with profile 'durable', but profile 'balanced' is configured" in out
+        assert out.count("  - ") == 1
     finally:
         assert main(["server", "stop", *common]) == 0
     assert main(["server", "status", *common]) == 3

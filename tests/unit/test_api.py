@@ -68,7 +68,7 @@ def _dests(parser: argparse.ArgumentParser) -> set[str]:
 def test_the_cli_write_and_search_options_are_the_library_arguments() -> None:
     assert _dests(_subparser("write")) == set(WRITE_FIELDS)
     search = set(inspect.signature(AsyncMemoryClient.search).parameters) - {"self"}
-    assert _dests(_subparser("search")) == search
+    assert _dests(_subparser("search")) - {"json"} == search
     assert set(SEARCH_FILTERS) <= search
 
 
@@ -96,3 +96,25 @@ def test_bad_settings_raise_config_error_and_start_no_thread() -> None:
             update={"profile": "nonsense"}
         ))  # fmt: skip
     assert threading.active_count() == before
+
+
+def test_text_for_people_aligns_wide_characters_and_ages() -> None:
+    from hindsight_redis.models import SearchHit
+    from hindsight_redis.render import age, fit, hits_table, stats_lines
+
+    assert (
+        fit("用户王芳", 8) == "用户王芳"
+        and fit("用户王芳", 6) == "用户… "
+        and fit("ab", 4) == "ab  "
+    )
+    assert fit("用户王芳对花生过敏", 7) == "用户王…"
+    assert [age(0, now=n) for n in (5, 90, 7200, 86400 * 3, 86400 * 65, 86400 * 800)] == [
+        "5s", "1m", "2h", "3d", "2mo", "2y",
+    ]  # fmt: skip
+    hit = SearchHit("m1", "用户喜欢用中文回答问题", "", "support", "", "", (), created_at=0.0,
+                    vector=0.5, keyword=None, fused=0.75)  # fmt: skip
+    table = hits_table([hit], now=60.0).splitlines()
+    assert table[1].split()[:5] == ["1", "0.75", "0.50", "-", "-"] and "support" in table[1]
+    assert hits_table([]) == "no memory matches"
+    lines = stats_lines({"accepted": 1200, "dropped": {"rule:ack": 3, "total": 3}, "workers": []})
+    assert "accepted        1,200" in lines and "(rule:ack 3)" in lines and "none live" in lines

@@ -83,7 +83,8 @@ def test_fuse_gives_each_candidate_every_cosine_it_can() -> None:
     by_id = {r.id: r for r in ranked}
     assert set(by_id) == {"v", "k"}
     assert by_id["k"].vector == pytest.approx(float(_unit(1, 1) @ q))
-    assert by_id["k"].keyword == 4.0 and by_id["v"].keyword is None
+    assert by_id["k"].bm25 == 4.0 and by_id["v"].keyword is None
+    assert by_id["k"].keyword == 1.0  # scaled 0..1 against 0: the best BM25 is 1
     assert by_id["v"].contextual is None
 
 

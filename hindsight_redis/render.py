@@ -1,0 +1,104 @@
+"""Plain text for people: search hits as a table, stats as aligned lines.
+
+Pure module (no I/O): the CLI prints what these return; ``--json`` prints the
+data instead.
+"""
+
+from __future__ import annotations
+
+import time
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hindsight_redis.models import SearchHit
+
+
+def age(created_at: float, now: float | None = None) -> str:
+    """How long ago, shortly: ``"42s"``, ``"5m"``, ``"3h"``, ``"2d"``, ``"4mo"``, ``"1y"``."""
+    seconds = max((time.time() if now is None else now) - created_at, 0.0)
+    for unit, size in (("y", 365 * 86400), ("mo", 30 * 86400), ("d", 86400), ("h", 3600)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds // 60)}m" if seconds >= 60 else f"{int(seconds)}s"
+
+
+def _cells(ch: str) -> int:
+    """Terminal cells of one character: 2 for wide (CJK) ones."""
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def snippet(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` terminal cells (with an ellipsis when cut)."""
+    flat = " ".join(text.split())
+    if sum(map(_cells, flat)) <= width:
+        return flat
+    out, used = [], 0
+    for ch in flat:
+        if used + _cells(ch) > width - 1:
+            break
+        out.append(ch)
+        used += _cells(ch)
+    return "".join(out) + "…"
+
+
+def fit(text: str, width: int) -> str:
+    """``snippet(text, width)`` padded with spaces to exactly ``width`` cells."""
+    cut = snippet(text, width)
+    return cut + " " * (width - sum(map(_cells, cut)))
+
+
+def _score(value: float | None) -> str:
+    return "    -" if value is None else f"{value:5.2f}"
+
+
+def hits_table(hits: Sequence[SearchHit], *, width: int = 100, now: float | None = None) -> str:
+    """Search hits as a table: rank, fused score, the legs' scores, agent, age, snippet."""
+    if not hits:
+        return "no memory matches"
+    agent_width = min(max(len("agent"), *(len(h.agent_id) for h in hits)), 16)
+    scores = f"{'fused':>5} {'vec':>5} {'kw':>5} {'ctx':>5}"
+    rows = [f"{'#':>2}  {scores}  {'agent':<{agent_width}}  {'age':>4}  memory"]
+    for rank, hit in enumerate(hits, start=1):
+        line = (
+            f"{rank:>2}  {hit.fused:5.2f} {_score(hit.vector)} {_score(hit.keyword)} "
+            f"{_score(hit.contextual)}  {fit(hit.agent_id or '-', agent_width)}"
+            f"  {age(hit.created_at, now):>4}  "
+        )
+        rows.append(line + snippet(hit.content, max(width - len(line), 20)))
+    return "\n".join(rows)
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def stats_lines(stats: Mapping[str, Any]) -> str:
+    """``stats()`` as aligned ``name  value`` lines, the live workers last."""
+    dropped = dict(stats.get("dropped", {}))
+    total = dropped.pop("total", 0)
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in sorted(dropped.items()))
+    refine = stats.get("refine_pending")
+    rows: list[tuple[str, str]] = [
+        ("accepted", _count(stats.get("accepted", 0))),
+        ("processed", _count(stats.get("processed", 0))),
+        ("indexed", _count(stats.get("indexed", 0))),
+        ("merged", _count(stats.get("merged", 0))),
+        ("dropped", _count(total) + (f"  ({reasons})" if reasons else "")),
+        ("backlog", _count(stats.get("backlog", 0))),
+        ("pending", _count(stats.get("pending", 0))),
+        ("dead letters", _count(stats.get("dead_letters", 0))),
+        ("index lag", f"{float(stats.get('index_lag_s', 0.0)):.1f} s"),
+        ("refine pending", "no index yet" if refine is None else _count(refine)),
+    ]
+    workers = stats.get("workers", [])
+    summary = f"{len(workers)} live" if workers else "none live (start `hindsight-redis worker`)"
+    idle = stats.get("idle_consumers", 0)
+    if idle:
+        summary += f", {idle} gone quiet"
+    rows.append(("workers", summary))
+    for worker in workers:
+        detail = f"pending {worker['pending']:,}, seen {worker['idle_s']:.1f} s ago"
+        rows.append(("", f"{worker['name']}  ({detail})"))
+    name_width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name:<{name_width}}  {value}".rstrip() for name, value in rows)
