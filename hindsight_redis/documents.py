@@ -153,28 +153,28 @@ def record_from_outcome(
 ) -> MemoryRecord | None:
     """What ``get()`` shows of a write that was merged or dropped; None otherwise."""
     status = outcome.get("status")
-    if status == "merged":
-        return MemoryRecord(
-            id=memory_id,
-            namespace=namespace,
-            content=str(outcome.get("content", "")),
-            status="merged",
-            merged_into=outcome.get("merged_into"),
-            reason="near-duplicate of an existing memory",
-        )
-    if status == "dropped":
-        reason = str(outcome.get("reason", ""))
-        detail = outcome.get("detail")
-        return MemoryRecord(
-            id=memory_id,
-            namespace=namespace,
-            content=str(outcome.get("content", "")),
-            status="dropped",
-            agent_id=str(outcome.get("agent_id", "")),
-            source=str(outcome.get("source", "")),
-            reason=f"{reason} ({detail})" if detail else reason,
-        )
-    return None
+    if status not in ("merged", "dropped"):
+        return None
+    reason = str(outcome.get("reason", ""))
+    detail = outcome.get("detail")
+    return MemoryRecord(
+        id=memory_id,
+        namespace=namespace,
+        content=str(outcome.get("content", "")),
+        status=status,
+        agent_id=str(outcome.get("agent_id", "")),
+        session_id=str(outcome.get("session_id", "")),
+        source=str(outcome.get("source", "")),
+        created_at=float(outcome.get("created_at") or 0.0),
+        merged_into=outcome.get("merged_into"),
+        reason=(
+            "near-duplicate of an existing memory"
+            if status == "merged"
+            else f"{reason} ({detail})"
+            if detail
+            else reason
+        ),
+    )
 
 
 def hit_from_fields(

@@ -132,7 +132,9 @@ class Settings(BaseSettings):
         30, gt=0, le=1000, description="Candidates per search leg (at least 4 x top_k)."
     )
     dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)
-    conflict_threshold: float = Field(0.9, ge=0.0, le=1.0)
+    conflict_threshold: float = Field(
+        0.3, ge=0.0, le=1.0, description="Cosine over which the nearest memories are judged."
+    )
 
     @field_validator("namespace", "key_prefix")
     @classmethod

@@ -178,13 +178,19 @@ def outcome_of(candidate: Candidate) -> dict[str, Any]:
             "detail": candidate.drop_detail,
             "content": event.content[:_CONTENT_IN_OUTCOME],
             "agent_id": event.agent_id,
+            "session_id": event.session_id,
             "source": event.source,
+            "created_at": event.created_at,
         }
     if op == "merge":
         return {
             "status": "merged",
             "merged_into": candidate.merge_into,
             "content": event.content[:_CONTENT_IN_OUTCOME],
+            "agent_id": event.agent_id,
+            "session_id": event.session_id,
+            "source": event.source,
+            "created_at": event.created_at,
         }
     outcome: dict[str, Any] = {"status": "indexed", "id": event.event_id}
     if candidate.conflicts_with:

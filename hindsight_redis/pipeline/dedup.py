@@ -7,9 +7,13 @@ for the whole batch) and the earlier candidates of the same batch:
 * cosine >= ``settings.conflict_threshold`` and the ``ConflictJudge`` says
   the two contradict: the id goes to ``candidate.conflicts_with`` (the commit
   flags both for review); this is checked first, so "standup at 9" and
-  "standup at 10" are a conflict even when their vectors nearly coincide;
-* otherwise cosine >= ``settings.dedup_threshold``: ``candidate.merge_into``
-  = that memory's id (the commit appends the source and bumps its stats).
+  "standup at 10" are a conflict even when their vectors nearly coincide.
+  The gate is low (0.3) because a changed name moves a static vector far
+  ("my manager is Bob Smith" / "... Carol Jones": 0.62); the judge itself
+  decides, on the few nearest memories only;
+* otherwise cosine >= ``settings.dedup_threshold`` and no fact differs
+  (``pipeline.facts``): ``candidate.merge_into`` = that memory's id (the
+  commit appends the source and bumps its stats).
 
 A candidate's memory id is its ``event.event_id``. Merges only happen
 between memories of the same visibility (and, for private ones, the same
@@ -19,7 +23,6 @@ agent), so a private note never disappears into someone else's.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -30,23 +33,13 @@ from hindsight_redis.errors import ProviderError, redis_errors
 from hindsight_redis.index import IndexInfo
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate, alive
+from hindsight_redis.pipeline.facts import contradiction, disagree, facts_of, may_share_topic
 from hindsight_redis.resp import NEVER_DECODE, as_text, search_rows
 from hindsight_redis.settings import Settings
-from hindsight_redis.text import HAN_CLASS
 
 logger = logging.getLogger(__name__)
 
 _NEIGHBOURS = 5
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|can't|don't|doesn't|"
-    r"didn't|isn't|aren't|wasn't|weren't|won't|wouldn't|shouldn't|no longer|"
-    r"stopped|dislikes?|hates?)\b|[不没別别勿未無无非]",
-    re.IGNORECASE,
-)
-_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
-_AUXILIARIES = frozenset({"do", "does", "did", "is", "are", "was", "were", "will", "would", "be"})
-# A word: one Han character, or a run of other letters.
-_WORD = re.compile(rf"[{HAN_CLASS}]|[^\W\d_{HAN_CLASS}]+")
 
 
 @runtime_checkable
@@ -59,46 +52,19 @@ class ConflictJudge(Protocol):
 
 
 class HeuristicConflictJudge:
-    """Cheap judge for two texts already known to be close.
+    """Offline judge: contradiction when two texts speak of the same thing and
+    disagree on a fact (``pipeline.facts``): a number, time, weekday, month,
+    date, relative day, named person or place, version, or a negation.
 
-    Contradiction only when the two say nearly the same thing in nearly the
-    same words (token overlap of at least ``min_overlap``, numbers and
-    negations left out) and then differ in a negation or in their numbers:
-    "standup is at 9" vs "standup is at 10", "alice eats meat" vs "alice
-    does not eat meat". Two different sentences on one topic (common in
-    dialogue) are not a contradiction.
+    "standup is at 9" vs "standup is at 10", "my manager is Bob" vs "my manager
+    is Carol", "会议在周二" vs "会议在周四", "alice eats meat" vs "alice does not eat
+    meat". Two different sentences on one topic, or one that only adds
+    detail, are not a contradiction.
     """
-
-    def __init__(self, min_overlap: float = 0.6) -> None:
-        self.min_overlap = min_overlap
 
     async def contradicts(self, new: str, old: str) -> bool:
-        """True on a negation flip or changed numbers between two near-identical statements."""
-        new_words, old_words = _content_tokens(new), _content_tokens(old)
-        if not new_words or not old_words:
-            return False
-        overlap = len(new_words & old_words) / len(new_words | old_words)
-        if overlap < self.min_overlap:
-            return False
-        if len(_NEGATION.findall(new)) % 2 != len(_NEGATION.findall(old)) % 2:
-            return True
-        new_numbers, old_numbers = set(_NUMBER.findall(new)), set(_NUMBER.findall(old))
-        return bool(new_numbers and old_numbers and new_numbers != old_numbers)
-
-
-def _content_tokens(text: str) -> set[str]:
-    """Lower-cased, lightly stemmed words (each Han character a word).
-
-    Numbers, negations and auxiliaries are left out, so "likes" and "does not
-    like" compare as the same statement.
-    """
-    stripped = _NEGATION.sub(" ", _NUMBER.sub(" ", text.lower()))
-    words = set()
-    for word in _WORD.findall(stripped):
-        if word in _AUXILIARIES:
-            continue
-        words.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
-    return words
+        """True when ``new`` changes a fact of ``old`` (see the class docstring)."""
+        return bool(contradiction(new, old))
 
 
 class LLMConflictJudge:
@@ -116,7 +82,13 @@ class LLMConflictJudge:
         self.fallback = fallback or HeuristicConflictJudge()
 
     async def contradicts(self, new: str, old: str) -> bool:
-        """The model's verdict; the heuristic's when the model fails."""
+        """The model's verdict on two related texts; the heuristic's when the model fails.
+
+        Texts that share almost no words (``facts.may_share_topic``) are not
+        sent to the model: no call is spent on them.
+        """
+        if not may_share_topic(new, old):
+            return False
         try:
             answer = await self.llm.complete_json(
                 self.SYSTEM,
@@ -168,7 +140,8 @@ class DedupStage:
 
         A plain KNN (the index holds one namespace) with the scope checked here:
         a tag pre-filter that matches nearly everything makes RediSearch's
-        KNN several times slower, and this runs once per write.
+        KNN several times slower, and this runs once per write. The contents
+        come with the neighbours (the judge reads most of them): one round trip.
         """
         info = self.index_info
         knn = f"*=>[KNN {_NEIGHBOURS} @{info.vector_field} $BLOB AS __d]"
@@ -180,7 +153,7 @@ class DedupStage:
                         "FT.SEARCH", info.alias, knn, "PARAMS", "2", "BLOB",
                         cand.embedding.astype(np.float32).tobytes(), "SORTBY", "__d", "ASC",
                         "LIMIT", "0", str(_NEIGHBOURS),
-                        "RETURN", "4", "__d", "status", "visibility", "agent_id",
+                        "RETURN", "5", "__d", "status", "visibility", "agent_id", "content",
                         "DIALECT", "2", **NEVER_DECODE,
                     )  # fmt: skip
                 replies = await pipe.execute()
@@ -192,32 +165,14 @@ class DedupStage:
                     (
                         row.key.removeprefix(self.keys.doc_prefix),
                         1.0 - float(as_text(row.fields.get("__d")) or 1.0),
-                        "",  # fetched below, only for the few close enough to judge
+                        as_text(row.fields.get("content")),
                     )
                     for row in search_rows(reply)
                     if as_text(row.fields.get("status")) == "active"
                     and self._row_scope(row.fields) == scope
                 ]
             )
-        return await self._with_contents(found)
-
-    async def _with_contents(
-        self, found: list[list[tuple[str, float, str]]]
-    ) -> list[list[tuple[str, float, str]]]:
-        """Fill in the content of neighbours close enough for the judge (one round trip)."""
-        threshold = self.settings.conflict_threshold
-        wanted = list({m for rows in found for m, sim, _ in rows if sim >= threshold})
-        if not wanted:
-            return found
-        with redis_errors("look up near-duplicates"):
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for memory_id in wanted:
-                    pipe.hget(self.keys.doc(memory_id), "content")
-                contents = dict(zip(wanted, await pipe.execute(), strict=True))
-        return [
-            [(m, sim, as_text(contents.get(m)) if m in contents else c) for m, sim, c in rows]
-            for rows in found
-        ]
+        return found
 
     @staticmethod
     def _scope(candidate: Candidate) -> tuple[str, str]:
@@ -244,12 +199,16 @@ class DedupStage:
         threshold = self.settings.conflict_threshold
         for i, (cand, neighbours) in enumerate(zip(todo, stored, strict=True)):
             options = list(neighbours)
-            for j in np.flatnonzero(sims[i, :i] >= threshold):
-                prev = todo[j]
-                if prev.alive and scopes[j] == scopes[i]:
-                    options.append((prev.event.event_id, float(sims[i, j]), prev.content))
+            # The nearest earlier batch-mates, as many as the stored neighbours looked up.
+            nearest = [
+                j
+                for j in np.argsort(-sims[i, :i])
+                if sims[i, j] >= threshold and todo[j].alive and scopes[j] == scopes[i]
+            ][:_NEIGHBOURS]
+            for j in nearest:
+                options.append((todo[j].event.event_id, float(sims[i, j]), todo[j].content))
             options.sort(key=lambda o: -o[1])
-            await self._decide(cand, options)
+            await self._decide(cand, options[: 2 * _NEIGHBOURS])
 
     async def _decide(self, cand: Candidate, options: list[tuple[str, float, str]]) -> None:
         for memory_id, sim, content in options:
@@ -257,13 +216,18 @@ class DedupStage:
                 continue  # a redelivered write finding itself
             if sim < self.settings.conflict_threshold:
                 continue
-            # Near-identical texts that differ in a number or a negation are
-            # a contradiction, not a duplicate: merging would lose the change.
+            # A changed fact makes a contradiction, not a duplicate: merging
+            # would lose the new fact. Texts that disagree on a fact are never
+            # merged, whatever the judge says.
             if await self.judge.contradicts(cand.content, content):
                 if memory_id not in cand.conflicts_with:
                     cand.conflicts_with.append(memory_id)
                     cand.count("dedup:conflict")
-            elif sim >= self.settings.dedup_threshold and not cand.conflicts_with:
+            elif (
+                sim >= self.settings.dedup_threshold
+                and not cand.conflicts_with
+                and not disagree(facts_of(cand.content), facts_of(content))
+            ):
                 cand.merge_into = memory_id
                 cand.count("dedup:merged")
                 return

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,9 +21,11 @@ from hindsight_redis.pipeline.dedup import (
     judge_from_settings,
 )
 from hindsight_redis.pipeline.embed import EmbedStage
-from hindsight_redis.providers.embedders import HashEmbedder
+from hindsight_redis.providers.embedders import HashEmbedder, LocalEmbedder
 from hindsight_redis.settings import Settings
 from tests.integration.helpers import hset_memory, wait_for
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "contradictions.jsonl"
 
 
 def _cand(memory_id: str, content: str, **fields: Any) -> Candidate:
@@ -152,12 +156,21 @@ class FakeLLM:
 
 
 async def test_llm_judge_verdict_and_fallback() -> None:
-    assert await LLMConflictJudge(FakeLLM({"contradicts": True})).contradicts("a", "b")
+    vegetarian, steak = "Alice is vegetarian", "Alice is vegetarian but eats steak on Sundays"
+    assert await LLMConflictJudge(FakeLLM({"contradicts": True})).contradicts(steak, vegetarian)
     assert not await LLMConflictJudge(FakeLLM({"contradicts": False})).contradicts(
-        "x is 1", "x is 2"
+        "the limit is 1 per user", "the limit is 2 per user"
     )
     # A malformed answer falls back to the heuristic (numbers differ here).
-    assert await LLMConflictJudge(FakeLLM({"verdict": "yes"})).contradicts("x is 1", "x is 2")
+    assert await LLMConflictJudge(FakeLLM({"verdict": "yes"})).contradicts(
+        "the limit is 1 per user", "the limit is 2 per user"
+    )
+    # Texts about different things are not sent to the model at all.
+    llm = FakeLLM({"contradicts": True})
+    assert not await LLMConflictJudge(llm).contradicts(
+        "The VPN needs two-factor login", "Bob flies to Denver on Friday"
+    )
+    assert llm.calls == 0
 
 
 async def test_llm_judge_through_litellm_mock(settings: Settings) -> None:
@@ -167,3 +180,59 @@ async def test_llm_judge_through_litellm_mock(settings: Settings) -> None:
     llm = LLMClient(llm_settings, mock_response='{"contradicts": true, "reason": "time changed"}')
     assert await LLMConflictJudge(llm).contradicts("standup at 10", "standup at 9")
     assert isinstance(judge_from_settings(settings), HeuristicConflictJudge)
+
+
+# The labelled pairs (tests/data/contradictions.jsonl) through the real stage:
+# the default embedder, the default thresholds, one namespace per pair.
+PAIRS = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def local() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+async def _verdict(
+    redis: Redis, settings: Settings, local: LocalEmbedder, n: int, pair: dict[str, str]
+) -> Candidate:
+    scoped = settings.model_copy(update={"namespace": f"pair{n}", "embedder": "local"})
+    keys = Keys(scoped.key_prefix, scoped.namespace)
+    info = await MemoryIndex(redis, keys, scoped).ensure(local)
+    store = Stored(redis, keys, info, local)  # type: ignore[arg-type]
+    await store.put("old", pair["old"])
+    new = _cand("new", pair["new"])
+    await EmbedStage(local).process([new])
+    await DedupStage(redis, keys, scoped, info, judge=judge_from_settings(scoped)).process([new])
+    return new
+
+
+async def test_changed_facts_are_flagged_never_merged(
+    redis: Redis, settings: Settings, local: LocalEmbedder
+) -> None:
+    contradictions = [p for p in PAIRS if p["label"] == "contradiction"]
+    flagged = 0
+    for n, pair in enumerate(contradictions):
+        new = await _verdict(redis, settings, local, n, pair)
+        assert new.merge_into is None, pair  # the new fact is never lost in a merge
+        flagged += new.conflicts_with == ["old"]
+    assert flagged / len(contradictions) >= 0.9, flagged
+
+
+async def test_restatements_are_not_flagged(
+    redis: Redis, settings: Settings, local: LocalEmbedder
+) -> None:
+    restatements = [p for p in PAIRS if p["label"] == "restatement"]
+    wrongly = 0
+    for n, pair in enumerate(restatements):
+        new = await _verdict(redis, settings, local, 100 + n, pair)
+        wrongly += bool(new.conflicts_with)
+    assert wrongly / len(restatements) <= 0.1, wrongly
+
+
+async def test_a_restated_duplicate_still_merges(
+    redis: Redis, settings: Settings, local: LocalEmbedder
+) -> None:
+    pair = {"old": "The weekly standup meeting happens in room B",
+            "new": "The weekly standup meeting happens in room B."}  # fmt: skip
+    new = await _verdict(redis, settings, local, 999, pair)
+    assert new.merge_into == "old" and not new.conflicts_with

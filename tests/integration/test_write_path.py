@@ -317,3 +317,29 @@ async def test_a_slow_batch_keeps_its_lease_and_is_not_processed_twice(settings:
         assert ra.batches + rb.batches == 1
         assert ra.already + rb.already == 0
         assert (await client.stats())["processed"] == 5
+
+
+async def test_a_merged_write_keeps_its_writer_and_time(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
+    await client.write(FACT, agent_id="planner")
+    await drain()
+    again = await client.write(FACT + "!", agent_id="coder", session_id="s-9", source="chat#3")
+    await drain()
+    record = await client.get(again.id)
+    assert record is not None and record.status == "merged" and record.merged_into
+    assert (record.agent_id, record.session_id, record.source) == ("coder", "s-9", "chat#3")
+    assert record.created_at > 0
+
+
+async def test_a_changed_weekday_is_flagged_not_merged(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
+    old = await client.write("The deploy window for billing is Tuesday 14:00")
+    await drain()
+    new = await client.write("The deploy window for billing is Thursday 14:00")
+    await drain()
+    record = await client.get(new.id)
+    assert record is not None and record.status == "active"  # kept, not merged away
+    assert record.conflicts_with == (old.id,)
+    assert {r.id for r in await client.conflicts()} == {new.id, old.id}  # both, for review
