@@ -68,11 +68,13 @@ def memory_document(
     write_score: float | None = None,
     score_reason: str | None = None,
     conflicts_with: Sequence[str] = (),
+    contextual: bool = True,
 ) -> dict[str, str | bytes]:
     """The fields of the memory hash the index covers, for a new memory.
 
     The memory's id is its ``event.event_id``; ``content`` is what is stored
-    (a summary when ``original`` is given).
+    (a summary when ``original`` is given). ``contextual``: the index has a
+    contextual vector field, so the memory waits for a refiner (``refine``).
     """
     lang = detect_language(content)
     doc: dict[str, str | bytes] = {
@@ -102,7 +104,7 @@ def memory_document(
         "review": "conflict" if conflicts_with else "",
         # The contextual model reads English only: Chinese memories are not
         # refined, and search ranks them by the static vector and keywords.
-        "refine": "off" if lang == "chinese" else "pending",
+        "refine": "pending" if contextual and lang != "chinese" else "off",
     }
     # Absent, not "", when unscored: an empty NUMERIC value fails indexing.
     if write_score is not None:

@@ -29,7 +29,7 @@ from redis.commands.search.index_definition import IndexDefinition, IndexType
 from hindsight_redis import scripts
 from hindsight_redis.errors import EmbeddingMismatch, RedisCommandError, redis_errors
 from hindsight_redis.keys import Keys, glob_escape
-from hindsight_redis.providers.vectors import Embedder
+from hindsight_redis.providers.vectors import Embedder, resolve_dims
 from hindsight_redis.resp import as_text, reply_map
 from hindsight_redis.schema import (
     CONTEXT_FIELD,
@@ -168,6 +168,7 @@ class MemoryIndex:
         with redis_errors("prepare the search index"):
             await self._index_names()  # a server without the search module fails here
             meta = await self._meta()
+            await self._learn_dims(meta, embedder, contextual)
             if "generation" not in meta:
                 record = {
                     "generation": "1",
@@ -196,6 +197,18 @@ class MemoryIndex:
                 if "exists" not in e.reply.lower():
                     raise
             return info
+
+    @staticmethod
+    async def _learn_dims(
+        meta: Mapping[str, str], embedder: Embedder, contextual: Embedder | None
+    ) -> None:
+        """Embedders of unknown dimension (a model litellm does not list) take the one the
+        index records for their model, or probe it once."""
+        same = meta.get("model_id") == embedder.model_id and meta.get("dims")
+        await resolve_dims(embedder, int(meta["dims"]) if same else None)
+        if contextual is not None:
+            ctx = meta.get("context_model") == contextual.model_id and meta.get("context_dims")
+            await resolve_dims(contextual, int(meta["context_dims"]) if ctx else None)
 
     @staticmethod
     def _check(info: IndexInfo, embedder: Embedder, contextual: Embedder | None) -> None:
@@ -321,6 +334,9 @@ class MemoryIndex:
         old = await self.info()
         if old is None:
             return await self.ensure(new_embedder, contextual)
+        await resolve_dims(new_embedder)
+        if contextual is not None:
+            await resolve_dims(contextual)
         with redis_errors("rebuild the search index"):
             info = await self._rebuild(old, new_embedder, contextual)
         return info

@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     embedding_api_base: str | None = None
     embedding_api_key: SecretStr | None = None
     embedding_batch_size: int = Field(256, gt=0)
+    embedding_dims: int | None = Field(
+        None, gt=0, description="Vector size of a litellm embedder; unset: probed once."
+    )
     contextual_embedder: str = Field(
         "minilm",
         description='Second vector added in the background: "minilm", "none" or any embedder name.',

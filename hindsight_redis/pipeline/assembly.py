@@ -27,6 +27,7 @@ class BuiltPipeline:
     vector_field: str
     embedding_model: str
     generation: int
+    contextual: bool = False
     maintenance: Callable[[], Awaitable[object]] | None = None
     ensure_index: Callable[[], Awaitable[object]] | None = None
     refiner: Refiner | None = None
@@ -62,6 +63,7 @@ async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) 
         vector_field=info.vector_field,
         embedding_model=info.model_id,
         generation=info.generation,
+        contextual=info.has_context,
         maintenance=maintenance,
         ensure_index=lambda: index.ensure(embedder, contextual),
         refiner=refiner,

@@ -40,8 +40,10 @@ class Committer:
         embedding_model: str,
         generation: int,
         outcome_ttl_s: int,
+        contextual: bool = True,
     ) -> None:
         self.redis = redis
+        self.contextual = contextual  # the index has a contextual field: memories wait for it
         self.keys = keys
         self.vector_field = vector_field
         self.embedding_model = embedding_model
@@ -100,6 +102,7 @@ class Committer:
                 vector_field=self.vector_field,
                 embedding_model=self.embedding_model,
                 now=now,
+                contextual=self.contextual,
             )
             fields = msgpack.packb([x for pair in doc.items() for x in pair], use_bin_type=False)
         scripts.commit.queue(
@@ -199,7 +202,12 @@ def outcome_of(candidate: Candidate) -> dict[str, Any]:
 
 
 def doc_from_candidate(
-    candidate: Candidate, *, vector_field: str, embedding_model: str, now: float
+    candidate: Candidate,
+    *,
+    vector_field: str,
+    embedding_model: str,
+    now: float,
+    contextual: bool = True,
 ) -> dict[str, str | bytes]:
     """The memory hash of a candidate about to be indexed (``documents.memory_document``).
 
@@ -216,4 +224,5 @@ def doc_from_candidate(
         write_score=candidate.write_score,
         score_reason=candidate.score_reason,
         conflicts_with=candidate.conflicts_with,
+        contextual=contextual,
     )

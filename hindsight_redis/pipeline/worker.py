@@ -147,6 +147,7 @@ class Worker:
             embedding_model=built.embedding_model,
             generation=built.generation,
             outcome_ttl_s=self.settings.outcome_ttl_s,
+            contextual=built.contextual,
         )
         stages = self._stages if self._stages is not None else built.stages
         stages = [*stages, *self._extra_stages]

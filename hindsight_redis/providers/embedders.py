@@ -36,6 +36,7 @@ from hindsight_redis.providers.litellm_embedder import LiteLLMEmbedder
 from hindsight_redis.providers.vectors import (
     Embedder,
     EmbedFn,
+    LearnsDims,
     Vectors,
     normalize_rows,
     text_list,
@@ -294,6 +295,17 @@ class CachedEmbedder:
         """Forget every cached vector."""
         self._items.clear()
 
+    def learn_dims(self, dims: int) -> None:
+        """Pass a learnt dimension on to the wrapped embedder (see ``vectors.LearnsDims``)."""
+        if isinstance(self.inner, LearnsDims):
+            self.inner.learn_dims(dims)
+
+    async def probe_dims(self) -> int:
+        """Probe the wrapped embedder's dimension (see ``vectors.LearnsDims``)."""
+        if isinstance(self.inner, LearnsDims):
+            return await self.inner.probe_dims()
+        return self.inner.dims
+
 
 # ------------------------------------------------------------------ factory
 
@@ -335,6 +347,7 @@ def embedder_from_settings(settings: Settings) -> Embedder:
         if settings.embedding_api_key is not None:
             options["api_key"] = settings.embedding_api_key.get_secret_value()
         options["batch_size"] = settings.embedding_batch_size
+        options["dims"] = settings.embedding_dims
     return make_embedder(settings.embedder, **options)
 
 

@@ -113,6 +113,12 @@ class LiteLLMEmbedder:
             return None
         return int(size) if isinstance(size, int) else None
 
+    def learn_dims(self, dims: int) -> None:
+        """Take ``dims`` as the dimension (every reply is checked against it)."""
+        if dims < 1:
+            raise ConfigError(f"dimension must be positive, got {dims}")
+        self._dims = dims
+
     async def probe_dims(self) -> int:
         """Learn the dimension by embedding one short text (one provider call, if unknown)."""
         if self._dims is None:

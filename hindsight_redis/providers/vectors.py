@@ -31,6 +31,35 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class LearnsDims(Protocol):
+    """An embedder whose dimension may be unknown until it has embedded something."""
+
+    def learn_dims(self, dims: int) -> None:
+        """Take ``dims`` as the dimension (checked against every later reply)."""
+        ...
+
+    async def probe_dims(self) -> int:
+        """Find the dimension by embedding one short text."""
+        ...
+
+
+async def resolve_dims(embedder: Embedder, recorded: int | None = None) -> int:
+    """The embedder's dimension: known, else ``recorded`` (the index's, for this
+    model), else probed with one embedding call."""
+    from hindsight_redis.errors import EmbeddingError
+
+    try:
+        return embedder.dims
+    except EmbeddingError:
+        if not isinstance(embedder, LearnsDims):
+            raise
+    if recorded is not None:
+        embedder.learn_dims(recorded)
+        return recorded
+    return await embedder.probe_dims()
+
+
 def normalize_rows(matrix: npt.NDArray[Any]) -> Vectors:
     """Return float32 rows scaled to unit length; all-zero rows become the uniform unit vector."""
     out = np.asarray(matrix, dtype=np.float32).copy()

@@ -97,9 +97,19 @@ async def test_stats_refine_pending_is_none_without_an_index(client: AsyncMemory
 
 
 async def test_stats_count_pending_memories(client: AsyncMemoryClient, settings: Settings) -> None:
+    await client.search("anything", top_k=1)  # the index, with its contextual field
     texts = ["Olga books the meeting rooms", "Pete signs off the budget"]
+    # committed by a worker without the model: they wait for one that has it
     await write_and_drain(settings.model_copy(update={"contextual_embedder": "none"}), texts)
     assert (await client.stats())["refine_pending"] == 2
+
+
+async def test_without_a_contextual_model_nothing_waits_for_one(settings: Settings) -> None:
+    plain = settings.model_copy(update={"contextual_embedder": "none"})
+    texts = ["Olga books the meeting rooms", "Pete signs off the budget"]
+    await write_and_drain(plain, texts)
+    async with AsyncMemoryClient(plain) as client:
+        assert (await client.stats())["refine_pending"] == 0
 
 
 class _Meddle:
