@@ -136,6 +136,8 @@ async def run(args: argparse.Namespace, url: str) -> dict[str, dict[str, float]]
     print(f"{len(turns)} turns written, {counts} ({time.perf_counter() - started:.1f} s)")
     fused = "hybrid rrf" if args.fusion == "rrf" else f"hybrid linear a={args.alpha}"
     modes = {"vector": "vector", "keyword": "keyword", fused: "hybrid"}
+    if args.floors:
+        return await sweep_floors(args, data, settings)
     sums: dict[str, dict[str, list[float]]] = {}
     for n, conv in enumerate(data):
         split = "held-out (3-4)" if n > HELD_OUT else "dev (0-2)"
@@ -166,6 +168,45 @@ async def run(args: argparse.Namespace, url: str) -> dict[str, dict[str, float]]
     }
 
 
+NONSENSE = ["🚀", "asdkjh qwpoe zzkx", "xyzzy plugh", "lorem ipsum dolor sit amet", "???",
+            "qzxv", "the the the", "🙂🙂 ok"]  # fmt: skip
+
+
+async def sweep_floors(
+    args: argparse.Namespace, data: list[dict[str, Any]], settings: Settings
+) -> dict[str, dict[str, float]]:
+    """Hybrid and vector recall, and the hits of nonsense queries, for each floor pair."""
+    results: dict[str, dict[str, float]] = {}
+    for pair in args.floors.split(","):
+        vec, ctx = (float(x) for x in pair.split(":"))
+        floored = settings.model_copy(
+            update={"search_min_vector": vec, "search_min_contextual": ctx}
+        )
+        sums: dict[str, list[float]] = {}
+        nonsense = 0
+        async with AsyncMemoryClient(floored) as client:
+            for n, conv in enumerate(data):
+                split = "held-out (3-4)" if n > HELD_OUT else "dev (0-2)"
+                for qa in conv["qa"]:
+                    if qa.get("category") not in CATEGORIES or not qa.get("evidence"):
+                        continue
+                    wanted = evidence_ids(qa["evidence"])
+                    for mode in ("hybrid", "vector"):
+                        hits = await client.search(
+                            qa["question"], top_k=10, mode=mode, session_id=conv["sample_id"]
+                        )
+                        r10 = len(wanted & {h.source for h in hits}) / len(wanted)
+                        for key in (split, "all"):
+                            sums.setdefault(f"{mode} {key} @10", []).append(r10)
+                for query in NONSENSE:
+                    hits = await client.search(query, top_k=10, session_id=conv["sample_id"])
+                    nonsense += len(hits)
+        row = {k: sum(v) / len(v) for k, v in sums.items()}
+        row["nonsense hits / 10"] = nonsense / (len(NONSENSE) * len(data))
+        results[f"floors vector {vec} / contextual {ctx}"] = row
+    return results
+
+
 def main() -> None:
     """Parse arguments, start a throwaway embedded Redis, print the table."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -183,11 +224,17 @@ def main() -> None:
         action="store_true",
         help="one namespace per conversation, searched without filters (the unfiltered path)",
     )
+    parser.add_argument(
+        "--floors",
+        help="VECTOR:CONTEXTUAL floor pairs to sweep on one ingest, e.g. 0:0,0.4:0.3",
+    )
     args = parser.parse_args()
     with embedded_redis() as url:
         results = asyncio.run(run(args, url))
     cols = ["all @5", "all @10", "dev (0-2) @5", "dev (0-2) @10"]
     cols += ["held-out (3-4) @5", "held-out (3-4) @10"]
+    if args.floors:
+        cols = [c for c in next(iter(results.values()))]
     print("\n| mode | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
     for mode, r in results.items():

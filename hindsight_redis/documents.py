@@ -31,8 +31,10 @@ HIT_FIELDS = (
     "content", "source", "agent_id", "session_id", "task_type", "tags", "created_at", "status",
 )  # fmt: skip
 """The fields a search hit carries."""
-SCOPE_FIELDS = ("status", "visibility", "namespace")
-"""The fields a search leg returns to post-filter its rows (``query.visible``)."""
+SCOPE_FIELDS = ("status", "visibility", "namespace", "script")
+"""The fields a search leg returns: to post-filter its rows (``query.visible``), and
+the memory's script (cross-language ranking; RediSearch does not return ``lang``,
+its language field)."""
 
 
 def join_tags(tags: Sequence[str]) -> str:
@@ -101,6 +103,7 @@ def memory_document(
         "embedding_dims": "0",
         "event_id": event.event_id,
         "lang": lang,
+        "script": "han" if lang == "chinese" else "latin",
         "review": "conflict" if conflicts_with else "",
         # The contextual model reads English only: Chinese memories are not
         # refined, and search ranks them by the static vector and keywords.

@@ -127,6 +127,8 @@ class LegScores:
     static_vectors: dict[str, bytes] = field(default_factory=dict)
     context_vectors: dict[str, bytes] = field(default_factory=dict)
     keyword_complete: bool = False
+    foreign: set[str] = field(default_factory=set)
+    """Memories in another script than the query (Chinese for an English query...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,11 +149,27 @@ class Ranked:
 
 @dataclass(frozen=True, slots=True)
 class Blend:
-    """How hybrid search weighs its legs (from settings)."""
+    """How hybrid search weighs its legs, and what it takes for a memory to be a hit.
+
+    A memory is returned only when some leg vouches for it: a keyword match
+    (BM25 > 0), a static cosine of at least ``min_vector``, or a contextual
+    cosine of at least ``min_contextual``. The floors are applied after
+    fusion, so they never reorder what they keep.
+
+    ``cross_language``: a memory in another script than the query cannot be
+    matched by the keyword leg (nor by the English-only contextual one), so
+    it ranks by the better of the blend and its scaled cosine alone, and its
+    cosine floor is ``min_vector_foreign`` (cross-language cosines of the
+    static model run lower).
+    """
 
     alpha: float
     contextual_weight: float
     fusion: Fusion = "linear"
+    min_vector: float = -1.0  # -1: no floor
+    min_contextual: float = -1.0
+    min_vector_foreign: float = -1.0
+    cross_language: bool = False
 
 
 def fuse(
@@ -188,7 +206,26 @@ def fuse(
             contextual=context or None,
             contextual_weight=blend.contextual_weight,
         )
+        if blend.cross_language and legs.foreign:
+            scaled = min_max(cosine)
+            for d in legs.foreign & fused.keys():
+                fused[d] = max(fused[d], scaled.get(d, 0.0))
+
+    def vouched(d: str) -> bool:
+        if mode == "keyword":
+            return True  # only matches come back from the keyword leg
+        floor = blend.min_vector
+        if blend.cross_language and d in legs.foreign:
+            floor = min(floor, blend.min_vector_foreign)
+        if d in cosine and cosine[d] >= floor:
+            return True
+        if mode == "vector":
+            return False
+        # A leg vouches only for what it scored.
+        return d in bm25 or (d in context and context[d] >= blend.min_contextual)
+
+    kept = {d: score for d, score in fused.items() if vouched(d)}
     return [
-        Ranked(d, fused[d], cosine.get(d), keyword.get(d), context.get(d), bm25.get(d))
-        for d in top(fused, top_k)
+        Ranked(d, kept[d], cosine.get(d), keyword.get(d), context.get(d), bm25.get(d))
+        for d in top(kept, top_k)
     ]

@@ -75,6 +75,7 @@ class _Plan:
     query_vector: np.ndarray | None
     terms: list[str]
     context_task: asyncio.Task[Any] | None
+    chinese: bool = False
 
 
 @dataclass(slots=True)
@@ -149,7 +150,7 @@ class Searcher:
             terms=[],
             context_task=None,
         )
-        chinese = bool(han_runs(query))
+        chinese = plan.chinese = bool(han_runs(query))
         if self._has_context_leg(mode) and not chinese:
             assert self.contextual is not None
             plan.context_task = asyncio.create_task(self.contextual.embed([query]))
@@ -157,6 +158,12 @@ class Searcher:
             alpha=self.settings.hybrid_alpha,
             contextual_weight=self.settings.hybrid_contextual_weight,
             fusion=fusion or self.settings.hybrid_fusion,
+            min_vector=_floor(self.settings.search_min_vector, embedder),
+            min_contextual=_floor(self.settings.search_min_contextual, self.contextual),
+            min_vector_foreign=_floor(
+                self.settings.search_min_vector, embedder, "cross_language_floor"
+            ),
+            cross_language=self.settings.hybrid_cross_language,
         )
         with redis_errors("search"):
             try:
@@ -306,6 +313,7 @@ class Searcher:
         prefix = self.keys.doc_prefix
         static_field = self.info.vector_field
         scores = LegScores(keyword_complete=len(legs.keyword) < plan.depth)
+        query_script = "han" if plan.chinese else "latin"
         # Every memory a leg kept, and the vectors returned with it (static, contextual).
         kept: list[SearchRow] = [*legs.vector, *legs.contextual]
         for row in legs.vector:
@@ -319,6 +327,8 @@ class Searcher:
             kept.append(row)
         for row in kept:
             memory_id = row.key.removeprefix(prefix)
+            if as_text(row.fields.get("script")) not in ("", query_script):
+                scores.foreign.add(memory_id)
             for field, vectors in (
                 (static_field, scores.static_vectors),
                 (CONTEXT_FIELD, scores.context_vectors),
@@ -366,3 +376,17 @@ class Searcher:
 def _similarity(row: SearchRow) -> float:
     """The cosine of a KNN row (the leg returns its distance, ``1 - cosine``)."""
     return 1.0 - float(as_text(row.fields.get(DISTANCE)) or 1.0)
+
+
+def _floor(
+    configured: float | None, embedder: Embedder | None, name: str = "relevance_floor"
+) -> float:
+    """The cosine floor of a vector leg: the configured one, else the model's own.
+
+    Cosine scales differ between models, so a floor belongs to its model
+    (``relevance_floor``, measured on LoCoMo: benchmarks/README.md); a model
+    without one has no floor.
+    """
+    if configured is not None:
+        return configured
+    return float(getattr(embedder, name, -1.0)) if embedder is not None else -1.0

@@ -128,8 +128,23 @@ class Settings(BaseSettings):
         le=1.0,
         description="Weight of the contextual cosine in hybrid search; the rest is split by alpha.",
     )
+    hybrid_cross_language: bool = Field(
+        True, description="Rank memories in another script than the query by their vector too."
+    )
     hybrid_fusion: Literal["linear", "rrf"] = Field(
         "linear", description="Hybrid fusion: linear blend or reciprocal rank fusion."
+    )
+    search_min_vector: float | None = Field(
+        None,
+        ge=-1.0,
+        le=1.0,
+        description="Static cosine a hit needs unless another leg vouches; unset: the model's.",
+    )
+    search_min_contextual: float | None = Field(
+        None,
+        ge=-1.0,
+        le=1.0,
+        description="Contextual cosine that vouches for a hit; unset: the model's.",
     )
     search_candidates: int = Field(
         30, gt=0, le=1000, description="Candidates per search leg (at least 4 x top_k)."

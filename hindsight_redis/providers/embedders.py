@@ -131,10 +131,17 @@ class HashEmbedder:
 class LocalEmbedder:
     """Offline static multilingual embedder (no torch, no network).
 
+    ``relevance_floor``: a search hit needs at least this cosine unless
+    another leg vouches for it (LoCoMo dev: no recall lost at 0.45; nonsense
+    queries return almost nothing; benchmarks/README.md).
+
     Each token has a precomputed vector (int8 rows with a per-row scale); a
     text's vector is the normalised sum over its tokens. Weights load lazily
     on first use from ``model_dir`` (default: the copy shipped in the package).
     """
+
+    relevance_floor = 0.45
+    cross_language_floor = 0.25
 
     def __init__(self, model_dir: str | Path | None = None, max_tokens: int = 512) -> None:
         self._dir = Path(model_dir) if model_dir is not None else STATIC_MODEL_DIR
@@ -233,6 +240,16 @@ class CachedEmbedder:
     def model_id(self) -> str:
         """The wrapped embedder's id."""
         return self.inner.model_id
+
+    @property
+    def relevance_floor(self) -> float:
+        """The wrapped embedder's cosine floor for search hits (-1: none)."""
+        return float(getattr(self.inner, "relevance_floor", -1.0))
+
+    @property
+    def cross_language_floor(self) -> float:
+        """The wrapped embedder's floor for hits in another script than the query."""
+        return float(getattr(self.inner, "cross_language_floor", self.relevance_floor))
 
     @property
     def dims(self) -> int:

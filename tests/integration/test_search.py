@@ -300,3 +300,45 @@ async def test_keyword_scores_recover_after_memories_are_updated(env: Env) -> No
         )
 
     await wait_for(recovered, timeout_s=10)
+
+
+async def test_nonsense_finds_nothing_and_meaning_still_finds(settings: Settings) -> None:
+    # The default models and their floors (local static vector, MiniLM), real pipeline.
+    from hindsight_redis import AsyncMemoryClient, Worker
+
+    local = settings.model_copy(update={"embedder": "local", "filters_enabled": False})
+    async with AsyncMemoryClient(local) as client:
+        await client.write_many([{"content": text} for text in CORPUS.values()])
+        await Worker(local).run_async(burst=True)
+        for nonsense in ("🚀", "asdkjh qwpoe zzkx", "xyzzy plugh"):
+            for mode in ("hybrid", "vector"):
+                hits = await client.search(nonsense, top_k=5, mode=mode)
+                assert len(hits) < 5, (nonsense, mode, [h.content for h in hits])
+        hits = await client.search("what does Bob drink after lunch?", top_k=5)
+        assert hits and hits[0].content == CORPUS["coffee"]
+
+
+async def test_an_english_question_finds_a_chinese_memory_and_back(settings: Settings) -> None:
+    from hindsight_redis import AsyncMemoryClient, Worker
+
+    local = settings.model_copy(update={"embedder": "local", "filters_enabled": False})
+    chinese = "北京办公室的打印机密码是 4821"
+    english = "The design review happens every Thursday afternoon"
+    others = [
+        "The printer on the second floor is out of toner",
+        "Our password manager is 1Password for all employees",
+        "Beijing weather is cold in January",
+        "会议室的投影仪坏了，需要报修",
+        "下周一开始使用新的考勤系统",
+    ]
+    async with AsyncMemoryClient(local) as client:
+        receipts = await client.write_many([{"content": t} for t in [chinese, english, *others]])
+        await Worker(local).run_async(burst=True)
+        hits = await client.search("printer password Beijing office", top_k=3)
+        assert hits[0].id == receipts[0].id, [h.content for h in hits]
+        hits = await client.search("设计评审在星期几", top_k=3)
+        assert receipts[1].id in [h.id for h in hits], [h.content for h in hits]
+    off = local.model_copy(update={"hybrid_cross_language": False})
+    async with AsyncMemoryClient(off) as client:
+        hits = await client.search("printer password Beijing office", top_k=3)
+        assert not hits or hits[0].id != receipts[0].id  # what the cross-language ranking buys

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -110,3 +112,35 @@ def test_fuse_blends_the_contextual_leg() -> None:
     with_ctx = fuse(legs, mode="hybrid", blend=BLEND, top_k=2)
     assert plain[0].id == "a" and with_ctx[0].id == "b"
     assert with_ctx[0].contextual == 0.9
+
+
+def test_floors_drop_what_no_leg_vouches_for_and_keep_the_order() -> None:
+    legs = LegScores(
+        cosine={"strong": 0.8, "weak": 0.2, "keyword": 0.1, "ctx": 0.1},
+        bm25={"keyword": 3.0},
+        context={"ctx": 0.6, "weak": 0.1},
+    )
+    floored = Blend(alpha=0.35, contextual_weight=0.5, min_vector=0.45, min_contextual=0.3)
+    kept = fuse(legs, mode="hybrid", blend=floored, top_k=10)
+    assert {r.id for r in kept} == {"strong", "keyword", "ctx"}  # "weak": nobody vouches
+    everything = fuse(legs, mode="hybrid", blend=BLEND, top_k=10)
+    assert [r.id for r in everything if r.id != "weak"] == [r.id for r in kept]
+    vector = fuse(legs, mode="vector", blend=floored, top_k=10)
+    assert [r.id for r in vector] == ["strong"]
+    assert fuse(LegScores(cosine={"a": 0.1}), mode="hybrid", blend=floored, top_k=5) == []
+
+
+def test_a_memory_in_another_script_ranks_by_its_vector_too() -> None:
+    # An English question: the Chinese memory has the best cosine, but no keyword
+    # or contextual score can speak for it; the English one has all three.
+    legs = LegScores(
+        cosine={"zh": 0.40, "en": 0.35, "other": 0.1},
+        bm25={"en": 2.0},
+        context={"en": 0.5, "other": 0.2},
+        foreign={"zh"},
+    )
+    plain = Blend(alpha=0.35, contextual_weight=0.5, min_vector=0.45, min_vector_foreign=0.25)
+    crossed = dataclasses.replace(plain, cross_language=True)
+    assert "zh" not in [r.id for r in fuse(legs, mode="hybrid", blend=plain, top_k=3)]
+    ranked = fuse(legs, mode="hybrid", blend=crossed, top_k=3)
+    assert ranked[0].id == "zh" and ranked[0].fused == pytest.approx(1.0)
