@@ -67,12 +67,13 @@ def queue_memory(
     vector: Any,
     now: float,
     context_vector: Any = None,
+    extra: dict[str, str] | None = None,
 ) -> None:
     """Queue the HSET of one memory document on ``pipe``, bypassing the worker.
 
     For benchmarks that index synthetic data fast; the figures that count go
     through the public write path. ``context_vector`` fills the contextual
-    field as a refiner would.
+    field as a refiner would; ``extra`` overrides fields (access counts...).
     """
     from hindsight_redis.pipeline.base import Candidate
     from hindsight_redis.pipeline.commit import doc_from_candidate
@@ -88,4 +89,5 @@ def queue_memory(
 
         doc[CONTEXT_FIELD] = context_vector.astype("float32").tobytes()
         doc["refine"] = "done"
+    doc.update(extra or {})
     pipe.hset(keys.doc(event.event_id), mapping=doc)

@@ -5,7 +5,8 @@ A search adds one ``HINCRBY`` per hit to the namespace's access log
 the memories themselves: a hot memory costs one counter, not one hash
 rewrite (and re-index) per search. Workers call ``flush_access_log``
 periodically; it moves up to ``batch`` pending counts into the memories'
-``access_count`` and ``last_accessed_at`` in one script call.
+``access_count`` and ``last_accessed_at``, ``scripts.MEMORIES_PER_CALL``
+memories per script call.
 """
 
 from __future__ import annotations
@@ -48,11 +49,14 @@ async def flush_access_log(
         ids = list(found)[:batch]
         if not ids:
             return 0
-        done = await scripts.flush_access(
-            redis,
-            access_log=keys.access_log,
-            memories=[keys.doc(memory_id) for memory_id in ids],
-            now=stamp,
-            ids=ids,
-        )
-    return int(done)
+        done = 0
+        for start in range(0, len(ids), scripts.MEMORIES_PER_CALL):
+            chunk = ids[start : start + scripts.MEMORIES_PER_CALL]
+            done += await scripts.flush_access(
+                redis,
+                access_log=keys.access_log,
+                memories=[keys.doc(memory_id) for memory_id in chunk],
+                now=stamp,
+                ids=chunk,
+            )
+    return done

@@ -51,7 +51,8 @@ async def collect_stats(
     ``consumers``), ``undelivered``, ``dead_letters``, ``stream_length``,
     ``index_lag_s`` (age of the oldest unprocessed entry), ``refine_pending``
     (memories still waiting for their contextual vector; None without an
-    index), ``workers`` (the consumers seen within ``live_within_ms``: name,
+    index), ``memories`` (``active``, ``archived``, ``protected``; None
+    without an index), ``workers`` (the consumers seen within ``live_within_ms``: name,
     pending, idle_s), ``idle_consumers`` (the others: crashed or stopped
     workers that left entries, until reclaimed) and ``counters``.
     """
@@ -65,6 +66,7 @@ async def collect_stats(
         counters["accepted"] = await accepted(redis, keys)
         pending, undelivered, consumers, oldest = await _group_state(redis, keys)
         refining = await refine_pending(redis, keys)
+        memories = await memory_counts(redis, keys)
         everyone = await _consumers(redis, keys)
     dropped = {
         k.removeprefix("dropped:"): v for k, v in counters.items() if k.startswith("dropped:")
@@ -85,6 +87,7 @@ async def collect_stats(
         "stream_length": int(stream_length),
         "index_lag_s": 0.0 if oldest is None else max(time.time() - oldest / 1000, 0.0),
         "refine_pending": refining,
+        "memories": memories,
         "workers": [c for c in everyone if c["idle_s"] * 1000 <= live_within_ms],
         "idle_consumers": sum(1 for c in everyone if c["idle_s"] * 1000 > live_within_ms),
         "counters": counters,
@@ -122,6 +125,29 @@ async def refine_pending(redis: Redis, keys: Keys) -> int | None:
     except (RedisCommandError, SearchModuleMissing):
         return None  # no index yet (or no search module: stats still work)
     return search_total(reply)
+
+
+async def memory_counts(redis: Redis, keys: Keys) -> dict[str, int] | None:
+    """Stored memories: ``active``, ``archived`` and ``protected`` (of the active ones).
+
+    None when there is no index yet (or no search module).
+    """
+    namespace = tag_clause("namespace", keys.namespace)
+    queries = {
+        "active": f"{namespace} {tag_clause('status', 'active')}",
+        "archived": f"{namespace} {tag_clause('status', 'archived')}",
+        "protected": f"{namespace} {tag_clause('status', 'active')} {tag_clause('protected', '1')}",
+    }
+    try:
+        with redis_errors("count the memories"):
+            pipe = redis.pipeline(transaction=False)
+            for query in queries.values():
+                pipe.execute_command("FT.SEARCH", keys.index_alias, query, "LIMIT", "0", "0",
+                                     "DIALECT", "2")  # fmt: skip
+            replies = await pipe.execute()
+    except (RedisCommandError, SearchModuleMissing):
+        return None
+    return {name: search_total(reply) for name, reply in zip(queries, replies, strict=True)}
 
 
 async def accepted(redis: Redis, keys: Keys) -> int:

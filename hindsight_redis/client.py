@@ -10,8 +10,8 @@ the operators' reads live in ``admin``. The blocking twin is
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from redis.asyncio import Redis
@@ -19,16 +19,28 @@ from redis.asyncio import Redis
 from hindsight_redis import admin, scripts
 from hindsight_redis.admin import DeadLetter
 from hindsight_redis.codec import decode_outcome
+from hindsight_redis.cold import (
+    ExportReport,
+    ImportReport,
+    Progress,
+    PurgeReport,
+    export_memories,
+    import_memories,
+    purge_exported,
+)
 from hindsight_redis.connection import open_redis, require_search, resolve
 from hindsight_redis.documents import RECORD_FIELDS, record_from_fields, record_from_outcome
 from hindsight_redis.errors import (
     EmbeddingMismatch,
+    InvalidArgument,
     InvalidMemory,
+    MemoryProtected,
     NotFound,
     RedisUnavailable,
     redis_errors,
 )
 from hindsight_redis.keys import Keys
+from hindsight_redis.lifecycle import SweepReport, archive_memory, sweep
 from hindsight_redis.models import (
     MemoryEvent,
     MemoryRecord,
@@ -40,6 +52,7 @@ from hindsight_redis.models import (
     wait_timeout_s,
 )
 from hindsight_redis.query import search_filters
+from hindsight_redis.retention import RetentionPolicy
 from hindsight_redis.searcher import Searcher
 from hindsight_redis.server.profiles import get_profile
 from hindsight_redis.settings import Settings
@@ -119,6 +132,7 @@ class AsyncMemoryClient:
         protected: bool = False,
         visibility: Visibility = "shared",
         importance: float | None = None,
+        half_life_days: float | None = None,
         idempotency_key: str | None = None,
         wait: bool = False,
         timeout_s: float | None = None,
@@ -126,6 +140,8 @@ class AsyncMemoryClient:
         """Accept one memory; returns at once unless ``wait=True``.
 
         ``importance`` (0..1) is a hint that nudges the write score;
+        ``half_life_days`` sets how fast the memory's retention decays
+        (default: its task type's, else ``Settings.half_life_days``);
         ``visibility="private"`` keeps the memory to ``agent_id``; an
         ``idempotency_key`` makes a retried write a no-op. With ``wait=True``
         the receipt comes once the memory is searchable (or says why it was
@@ -135,7 +151,7 @@ class AsyncMemoryClient:
         fields = {
             "content": content, "agent_id": agent_id, "session_id": session_id,
             "task_type": task_type, "source": source, "tags": tags, "protected": protected,
-            "visibility": visibility, "importance": importance,
+            "visibility": visibility, "importance": importance, "half_life_days": half_life_days,
             "idempotency_key": idempotency_key, "wait": wait, "timeout_s": timeout_s,
         }  # fmt: skip
         event = self._event(fields)
@@ -269,19 +285,94 @@ class AsyncMemoryClient:
         assert record is not None
         return record
 
-    async def forget(self, memory_id: str) -> MemoryRecord:
-        """Archive a memory: it leaves search results but can be restored."""
-        return await self._set_fields(
-            memory_id, status="archived", archived_at=f"{time.time():.6f}"
-        )
+    async def forget(self, memory_id: str, *, force: bool = False) -> MemoryRecord:
+        """Archive a memory: it leaves search results but can be restored.
+
+        A protected memory raises ``MemoryProtected`` unless ``force=True``.
+        """
+        _check_id(memory_id)
+        if not isinstance(force, bool):
+            raise InvalidArgument("force must be true or false")
+        code = await archive_memory(await self.connect(), self.keys, memory_id, force=force)
+        if code == 0:
+            raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
+        if code < 0:
+            raise MemoryProtected(
+                f"memory {memory_id!r} is protected; forget it with force=True "
+                "(CLI --force, MCP force) or lift the protection first"
+            )
+        record = await self.get(memory_id)
+        assert record is not None
+        return record
 
     async def restore(self, memory_id: str) -> MemoryRecord:
         """Bring an archived memory back into search results."""
-        return await self._set_fields(memory_id, status="active", archived_at="")
+        return await self._set_fields(memory_id, status="active", archived_at="", archive_reason="")
 
     async def protect(self, memory_id: str, protected: bool = True) -> MemoryRecord:
         """Mark a memory as protected from retention sweeps (or lift the mark)."""
         return await self._set_fields(memory_id, protected="1" if protected else "0")
+
+    # -- retention --------------------------------------------------------------
+
+    async def sweep(
+        self,
+        *,
+        dry_run: bool = False,
+        threshold: float | None = None,
+        max_active: int | None = None,
+        batch: int | None = None,
+        show: int = 20,
+    ) -> SweepReport:
+        """Archive the active memories with the lowest retention scores.
+
+        Those under ``threshold`` and/or the lowest beyond ``max_active``
+        (defaults: ``sweep_threshold`` and ``sweep_max_active``, when neither
+        is given); never a protected one. ``dry_run`` changes nothing and
+        reports what would be archived; ``show`` victims are listed with their
+        scores (0: all). ``SweepBusy`` when another sweep of the namespace runs.
+        """
+        if threshold is None and max_active is None:
+            threshold, max_active = self.settings.sweep_threshold, self.settings.sweep_max_active
+        return await sweep(
+            await self.connect(),
+            self.keys,
+            RetentionPolicy.from_settings(self.settings),
+            threshold=threshold,
+            max_active=max_active,
+            dry_run=dry_run,
+            batch=self.settings.sweep_batch if batch is None else batch,
+            lease_s=self.settings.sweep_lease_s,
+            show=show,
+        )
+
+    async def export(
+        self, path: str | Path, *, status: str = "archived", progress: Progress | None = None
+    ) -> ExportReport:
+        """Write the memories of ``status`` (archived, active, all) to a ``.jsonl.gz`` file.
+
+        Every field and both vectors; a header line names the namespace and
+        models. ``progress(done, total)`` is called as it goes.
+        """
+        return await export_memories(
+            await self.connect(), self.keys, Path(path), status=status, progress=progress
+        )
+
+    async def purge_exported(
+        self, path: str | Path, *, progress: Progress | None = None
+    ) -> PurgeReport:
+        """Delete the archived memories that are in an export file and unchanged since."""
+        return await purge_exported(await self.connect(), self.keys, Path(path), progress=progress)
+
+    async def import_file(
+        self, path: str | Path, *, progress: Progress | None = None
+    ) -> ImportReport:
+        """Restore an export file into this namespace; memories already present are kept."""
+        report = await import_memories(
+            await self.connect(), self.keys, self.settings, Path(path), progress=progress
+        )
+        self._searcher = None  # the import may have created the index
+        return report
 
     # -- the operators' side ------------------------------------------------------
 

@@ -26,6 +26,8 @@ def encode_event(event: MemoryEvent) -> bytes:
     """msgpack bytes of an event, as stored in the stream field ``e``."""
     data = {name: getattr(event, name) for name in _EVENT_ORDER}
     data["tags"] = list(event.tags)
+    if event.half_life_days is None:
+        del data["half_life_days"]  # added later: older workers still read such events
     packed: bytes = msgpack.packb(data, use_bin_type=True)
     return packed
 
@@ -66,3 +68,13 @@ def decode_outcome(raw: bytes | str) -> dict[str, Any]:
     """The inverse of ``encode_outcome``."""
     value: dict[str, Any] = json.loads(raw)
     return value
+
+
+def pack_fields(fields: Mapping[str, str | bytes]) -> bytes:
+    """A hash's field/value pairs as one msgpack array, for a script to ``HSET``.
+
+    Cheaper than one script argument per field; packed as raw strings
+    (``use_bin_type=False``), the only kind Lua's ``cmsgpack`` reads.
+    """
+    packed: bytes = msgpack.packb([x for pair in fields.items() for x in pair], use_bin_type=False)
+    return packed

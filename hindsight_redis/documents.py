@@ -24,7 +24,7 @@ RECORD_FIELDS = (
     "namespace", "content", "status", "agent_id", "session_id", "task_type", "source",
     "sources", "tags", "original", "write_score", "score_reason", "access_count",
     "created_at", "last_accessed_at", "protected", "visibility", "embedding_model",
-    "embedding_dims", "conflicts_with",
+    "embedding_dims", "conflicts_with", "half_life_days", "archived_at", "archive_reason",
 )  # fmt: skip
 """The fields ``get()`` reads (every stored field but the vectors)."""
 HIT_FIELDS = (
@@ -105,6 +105,7 @@ def memory_document(
         "lang": lang,
         "script": "han" if lang == "chinese" else "latin",
         "review": "conflict" if conflicts_with else "",
+        "half_life_days": "" if event.half_life_days is None else repr(event.half_life_days),
         # The contextual model reads English only: Chinese memories are not
         # refined, and search ranks them by the static vector and keywords.
         "refine": "pending" if contextual and lang != "chinese" else "off",
@@ -150,6 +151,9 @@ def record_from_fields(memory_id: str, doc: Mapping[str, Any]) -> MemoryRecord:
         embedding_model=text["embedding_model"],
         embedding_dims=int(_float(doc, "embedding_dims")),
         conflicts_with=split_tags(text["conflicts_with"]),
+        half_life_days=float(text["half_life_days"]) if text["half_life_days"] else None,
+        archived_at=float(text["archived_at"]) if text["archived_at"] else None,
+        archive_reason=text["archive_reason"] or None,
     )
 
 

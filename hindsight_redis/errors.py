@@ -28,7 +28,10 @@ the same thing again may succeed.
     │   └── IndexMoved                        a reindex swapped the index under a worker
     ├── ProviderError                         an LLM provider failed                [retryable]
     ├── PoisonMessage (ValueError)            a stream entry cannot be decoded
-    └── NotFound (KeyError)                   no memory with that id
+    ├── NotFound (KeyError)                   no memory with that id
+    ├── MemoryProtected                       forget() of a protected memory without force
+    ├── SweepBusy                             another sweeper holds the lease       [retryable]
+    └── ExportFileError (ValueError)          an export file is unreadable or not one of ours
 
 ``redis_errors`` is the boundary (in the style of httpx's
 ``map_httpcore_exceptions``): every Redis call of the library runs inside it,
@@ -160,6 +163,20 @@ class NotFound(HindsightError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "not found"
+
+
+class MemoryProtected(HindsightError):
+    """The memory is protected: archiving it needs ``force=True`` (CLI ``--force``)."""
+
+
+class SweepBusy(HindsightError):
+    """Another sweeper holds the namespace's lease; retry once it is done."""
+
+    retryable = True
+
+
+class ExportFileError(HindsightError, ValueError):
+    """An export file cannot be read, or was not written by ``export``."""
 
 
 # -- the boundary -----------------------------------------------------------------

@@ -103,6 +103,14 @@ def context_mismatch_message(recorded: IndexInfo, contextual: Embedder) -> str:
     )
 
 
+async def recorded_index(redis: Redis, keys: Keys) -> IndexInfo | None:
+    """The namespace's live index as recorded in ``Keys.index_meta``; None before one exists."""
+    with redis_errors("read the index record"):
+        raw = await redis.hgetall(keys.index_meta)
+    meta = {as_text(k): as_text(v) for k, v in raw.items()}
+    return _info_from_meta(keys, meta) if "generation" in meta else None
+
+
 class MemoryIndex:
     """Creates, checks and rebuilds the search index of one namespace."""
 
@@ -117,9 +125,7 @@ class MemoryIndex:
 
     async def info(self) -> IndexInfo | None:
         """The recorded live index, or None before the first ``ensure``."""
-        with redis_errors("read the index record"):
-            meta = await self._meta()
-        return _info_from_meta(self._keys, meta) if "generation" in meta else None
+        return await recorded_index(self._redis, self._keys)
 
     async def _index_names(self) -> set[str]:
         """The indexes on the server (``SearchModuleMissing`` without the search module)."""

@@ -106,3 +106,8 @@ class Keys:
     def refine_claim(self, memory_id: str) -> str:
         """Short-lived claim of a memory by one refiner (expires on its own)."""
         return f"{self.base}:refining:{memory_id}"
+
+    @property
+    def sweep_lease(self) -> str:
+        """Held by the one sweeper of the namespace (expires unless renewed)."""
+        return f"{self.base}:sweep-lease"

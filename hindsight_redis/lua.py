@@ -1,8 +1,8 @@
 """The wrapper every Lua script of the package runs through (docket's ``@redis_script``).
 
-The scripts themselves are in ``scripts.py``. A script is an async function
+The scripts themselves are in the ``scripts`` package. A script is an async function
 whose signature names its KEYS and ARGV and whose docstring is its Lua body
-(a stub: mypy's ``empty-body`` is off for ``scripts.py``). Each parameter
+(a stub: mypy's ``empty-body`` is off for ``scripts``). Each parameter
 becomes a Lua local
 (``local memory = KEYS[1]``; ``Arg[int]`` is ``tonumber(ARGV[i])``,
 ``Arg[bool]`` a boolean; a trailing ``KeyList``/``ArgList`` gives

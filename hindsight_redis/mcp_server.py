@@ -69,6 +69,7 @@ def build_server(settings: Settings, *, host: str = "127.0.0.1", port: int = 876
         protected: bool = False,
         visibility: Literal["shared", "private"] = "shared",
         importance: float | None = None,
+        half_life_days: float | None = None,
         idempotency_key: str | None = None,
         wait: bool = False,
         timeout_s: float | None = None,
@@ -80,6 +81,8 @@ def build_server(settings: Settings, *, host: str = "127.0.0.1", port: int = 876
         wait=true returns only once it is searchable, or says why it was dropped
         (within timeout_s seconds). visibility="private" keeps it to agent_id.
         importance (0..1) is a hint; idempotency_key makes a retried write a no-op.
+        half_life_days: how fast it fades when unused (e.g. 365 for a lasting
+        preference); by default its task_type's.
         """
         receipt = await memory.call(
             lambda c: c.write(
@@ -92,6 +95,7 @@ def build_server(settings: Settings, *, host: str = "127.0.0.1", port: int = 876
                 protected=protected,
                 visibility=visibility,
                 importance=importance,
+                half_life_days=half_life_days,
                 idempotency_key=idempotency_key,
                 wait=wait,
                 timeout_s=timeout_s,
@@ -147,9 +151,14 @@ def build_server(settings: Settings, *, host: str = "127.0.0.1", port: int = 876
             title="Forget a memory", destructiveHint=False, idempotentHint=True
         )
     )
-    async def memory_forget(memory_id: str) -> dict[str, Any]:
-        """Archive a memory: it leaves search results; memory_restore brings it back."""
-        record: dict[str, Any] = _plain(await memory.call(lambda c: c.forget(memory_id)))
+    async def memory_forget(memory_id: str, force: bool = False) -> dict[str, Any]:
+        """Archive a memory: it leaves search results; memory_restore brings it back.
+
+        A protected memory is refused unless force=true.
+        """
+        record: dict[str, Any] = _plain(
+            await memory.call(lambda c: c.forget(memory_id, force=force))
+        )
         return record
 
     @server.tool(annotations=ToolAnnotations(title="Restore a memory", idempotentHint=True))
@@ -160,7 +169,8 @@ def build_server(settings: Settings, *, host: str = "127.0.0.1", port: int = 876
 
     @server.tool(annotations=ToolAnnotations(title="Memory statistics", readOnlyHint=True))
     async def memory_stats() -> dict[str, Any]:
-        """Counters of the pool: accepted, indexed, dropped per reason, backlog, dead letters."""
+        """Counters of the pool: memories active/archived, accepted, indexed, dropped per
+        reason, backlog, dead letters."""
         stats: dict[str, Any] = _plain(await memory.call(lambda c: c.stats()))
         return stats
 

@@ -29,6 +29,7 @@ WRITE_FIELDS = (
     "protected",
     "visibility",
     "importance",
+    "half_life_days",
     "idempotency_key",
     "wait",
     "timeout_s",
@@ -37,6 +38,8 @@ WRITE_FIELDS = (
 _WRITE_FIELD_SET = frozenset(WRITE_FIELDS)
 Visibility = Literal["shared", "private"]
 _MAX_ID_CHARS = 256
+MAX_HALF_LIFE_DAYS = 36_500
+"""The longest half-life a memory may carry (a century)."""
 _MAX_TAG_CHARS = 128
 
 
@@ -58,6 +61,7 @@ class MemoryEvent:
     created_at: float = 0.0
     notify: bool = False
     version: int = EVENT_VERSION
+    half_life_days: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +85,12 @@ class WriteReceipt:
 
 @dataclass(frozen=True, slots=True)
 class MemoryRecord:
-    """A stored memory as ``get()`` returns it."""
+    """A stored memory as ``get()`` returns it.
+
+    ``half_life_days`` is the memory's own half-life (None: its task type's or
+    the default); ``archived_at``/``archive_reason`` say when and why it was
+    archived (by ``forget`` or a sweep).
+    """
 
     id: str
     namespace: str
@@ -106,6 +115,9 @@ class MemoryRecord:
     reason: str | None = None
     conflicts_with: tuple[str, ...] = ()
     merged_into: str | None = None
+    half_life_days: float | None = None
+    archived_at: float | None = None
+    archive_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +219,12 @@ def build_event(
             raise InvalidMemory("importance must be a number between 0 and 1")
         if not 0.0 <= float(importance) <= 1.0:
             raise InvalidMemory("importance must be between 0 and 1")
+    half_life = fields.get("half_life_days")
+    if half_life is not None:
+        if isinstance(half_life, bool) or not isinstance(half_life, int | float):
+            raise InvalidMemory("half_life_days must be a number of days")
+        if not math.isfinite(half_life) or not 0 < half_life <= MAX_HALF_LIFE_DAYS:
+            raise InvalidMemory(f"half_life_days must be > 0 and at most {MAX_HALF_LIFE_DAYS}")
     protected = fields.get("protected", False)
     if not isinstance(protected, bool):
         raise InvalidMemory("protected must be true or false")
@@ -237,6 +255,7 @@ def build_event(
         visibility=visibility,
         created_at=time.time() if now is None else now,
         notify=wait,
+        half_life_days=None if half_life is None else float(half_life),
     )
 
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 import time
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hindsight_redis.models import SearchHit
+
+if TYPE_CHECKING:
+    from hindsight_redis.lifecycle import SweepReport
 
 
 def age(created_at: float, now: float | None = None) -> str:
@@ -91,6 +94,16 @@ def stats_lines(stats: Mapping[str, Any]) -> str:
         ("index lag", f"{float(stats.get('index_lag_s', 0.0)):.1f} s"),
         ("refine pending", "no index yet" if refine is None else _count(refine)),
     ]
+    memories = stats.get("memories")
+    if memories:
+        rows.insert(
+            3,
+            (
+                "memories",
+                f"{memories['active']:,} active ({memories['protected']:,} protected), "
+                f"{memories['archived']:,} archived",
+            ),
+        )
     workers = stats.get("workers", [])
     summary = f"{len(workers)} live" if workers else "none live (start `hindsight-redis worker`)"
     idle = stats.get("idle_consumers", 0)
@@ -102,3 +115,38 @@ def stats_lines(stats: Mapping[str, Any]) -> str:
         rows.append(("", f"{worker['name']}  ({detail})"))
     name_width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{name_width}}  {value}".rstrip() for name, value in rows)
+
+
+def sweep_lines(report: SweepReport, *, width: int = 100) -> str:
+    """A sweep's report: what it archived (or would), and its lowest memories as a table."""
+    limits = []
+    if report.threshold is not None:
+        limits.append(f"threshold {report.threshold:g}")
+    if report.max_active is not None:
+        limits.append(f"max_active {report.max_active:,}")
+    verb = "would archive" if report.dry_run else "archived"
+    done = report.to_archive if report.dry_run else report.archived
+    head = (
+        f"{'dry run: ' if report.dry_run else ''}{report.namespace}: {verb} {done:,} of "
+        f"{report.active_before:,} active memories ({', '.join(limits)}); "
+        f"{report.protected:,} protected never are; {report.active_after:,} stay active"
+    )
+    lines = [head]
+    if report.kept_changed:
+        lines.append(f"{report.kept_changed:,} kept: read or changed during the sweep")
+    if report.interrupted:
+        lines.append("stopped before the end: run the sweep again to finish")
+    if report.lowest:
+        parts = f"{'score':>5} {'freq':>5} {'rec':>5} {'write':>5}"
+        lines.append(f"\n{'id':<32}  {parts}  memory")
+        for c in report.lowest:
+            p = c.parts
+            row = (
+                f"{c.id:<32}  {c.score:5.3f} {p['frequency']:5.2f} {p['recency']:5.2f} "
+                f"{p['write']:5.2f}  "
+            )
+            lines.append(row + snippet(c.snippet, max(width - len(row), 20)))
+        more = report.to_archive - len(report.lowest)
+        if more > 0:
+            lines.append(f"... and {more:,} more (--show 0 lists all)")
+    return "\n".join(lines)

@@ -79,3 +79,15 @@ def entries_added(xinfo_stream: Any) -> int:
 def entry_ms(entry_id: str) -> int:
     """The millisecond timestamp of a stream entry id (``<ms>-<seq>``)."""
     return int(entry_id.split("-", 1)[0])
+
+
+def aggregate_page(reply: Any) -> tuple[list[dict[str, Any]], int]:
+    """The rows and the next cursor (0: done) of ``FT.AGGREGATE ... WITHCURSOR`` or
+    ``FT.CURSOR READ``, RESP2 or RESP3."""
+    page, cursor = reply[0], int(reply[1])
+    if isinstance(page, Mapping):
+        rows = [reply_map(reply_map(r).get("extra_attributes") or {}) for r in
+                reply_map(page).get("results") or []]  # fmt: skip
+    else:
+        rows = [reply_map(r) for r in page[1:]]
+    return rows, cursor

@@ -9,11 +9,12 @@ pass it in.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -154,6 +155,50 @@ class Settings(BaseSettings):
         0.3, ge=0.0, le=1.0, description="Cosine over which the nearest memories are judged."
     )
 
+    # Forgetting: the retention score (see retention.py) and sweeps
+    retention_access_weight: float = Field(0.4, ge=0.0, description="Weight of access frequency.")
+    retention_recency_weight: float = Field(0.3, ge=0.0, description="Weight of time decay.")
+    retention_write_score_weight: float = Field(0.2, ge=0.0, description="Weight of write score.")
+    retention_protected_weight: float = Field(0.1, ge=0.0, description="Weight of protection.")
+    retention_access_saturation: int = Field(
+        100, ge=1, description="Reads at which access frequency is full (log scale)."
+    )
+    half_life_days: float = Field(
+        90.0, gt=0, description="Days for time decay to halve, unless the memory or task says."
+    )
+    task_half_life_days: dict[str, float] = Field(
+        default_factory=lambda: {"preference": 365.0, "dialogue": 30.0},
+        description="Half-life in days per task_type (a table in TOML, JSON in the environment).",
+    )
+    sweep_threshold: float | None = Field(
+        0.25, ge=0.0, le=1.0, description="Sweeps archive active memories scoring below this."
+    )
+    sweep_max_active: int | None = Field(
+        None, gt=0, description="Sweeps archive the lowest beyond this many active memories."
+    )
+    sweep_batch: int = Field(1000, gt=0, le=100_000, description="Memories per sweep step.")
+    sweep_interval_s: float = Field(
+        0.0, ge=0.0, description="Workers sweep this often (0: never; one sweeper at a time)."
+    )
+    sweep_lease_s: float = Field(
+        30.0, gt=0, description="How long a sweeper holds its lease without renewing it."
+    )
+
+    @field_validator("task_half_life_days")
+    @classmethod
+    def _positive_half_lives(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = [name for name, days in value.items() if not days > 0]
+        if bad:
+            raise ValueError(f"half-lives must be > 0 days (not for {', '.join(sorted(bad))})")
+        return value
+
+    @model_validator(mode="after")
+    def _usable_retention_policy(self) -> Settings:
+        from hindsight_redis.retention import RetentionPolicy
+
+        RetentionPolicy.from_settings(self)  # ValueError when the weights cannot score
+        return self
+
     @field_validator("namespace", "key_prefix")
     @classmethod
     def _safe_name(cls, value: str) -> str:
@@ -175,6 +220,8 @@ class Settings(BaseSettings):
                 continue
             if isinstance(value, SecretStr):
                 value = value.get_secret_value()
+            elif isinstance(value, dict | list):
+                value = json.dumps(value)  # what pydantic-settings parses back
             env[f"HINDSIGHT_{name.upper()}"] = str(value)
         return env
 

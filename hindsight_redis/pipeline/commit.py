@@ -13,12 +13,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import msgpack
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
 from hindsight_redis import scripts
-from hindsight_redis.codec import EVENT_FIELD, encode_outcome
+from hindsight_redis.codec import EVENT_FIELD, encode_outcome, pack_fields
 from hindsight_redis.documents import memory_document
 from hindsight_redis.errors import IndexMoved, redis_errors
 from hindsight_redis.keys import Keys
@@ -104,7 +103,7 @@ class Committer:
                 now=now,
                 contextual=self.contextual,
             )
-            fields = msgpack.packb([x for pair in doc.items() for x in pair], use_bin_type=False)
+            fields = pack_fields(doc)
         scripts.commit.queue(
             pipe,
             outcome_key=keys.outcome(event.event_id),

@@ -1,11 +1,21 @@
-"""Stream upkeep a worker does between batches: trimming what every group acknowledged."""
+"""A worker's upkeep between batches: trim what every group acknowledged; periodic sweeps."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
+
 import redis.asyncio as aioredis
 
+from hindsight_redis.errors import SweepBusy
 from hindsight_redis.keys import Keys
+from hindsight_redis.lifecycle import sweep
 from hindsight_redis.resp import as_text
+from hindsight_redis.retention import RetentionPolicy
+from hindsight_redis.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def _id_tuple(entry_id: str) -> tuple[int, int]:
@@ -34,3 +44,74 @@ async def trim_acknowledged(redis: aioredis.Redis, keys: Keys, keep_below: int) 
         keys.stream, minid=f"{boundary[0]}-{boundary[1]}", approximate=False
     )
     return trimmed
+
+
+class PeriodicSweep:
+    """A worker's retention sweep every ``sweep_interval_s``, in the background.
+
+    Runs beside consumption (a sweep of many memories takes a while), one at a
+    time per worker; across workers the lease lets only one sweep a namespace,
+    so the others skip their turn. ``stop()`` asks a running sweep to end after
+    its current step (a rerun finishes the rest).
+    """
+
+    def __init__(self, redis: aioredis.Redis, keys: Keys, settings: Settings) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._settings = settings
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._last = time.monotonic()  # the first sweep comes one interval after start
+        self.runs = 0
+
+    @property
+    def enabled(self) -> bool:
+        """True when ``sweep_interval_s`` is set."""
+        return self._settings.sweep_interval_s > 0
+
+    def start_if_due(self) -> None:
+        """Start a sweep when the interval has passed and none is running."""
+        if not self.enabled or self._stopping:
+            return
+        if self._task is not None and not self._task.done():
+            return
+        if time.monotonic() - self._last < self._settings.sweep_interval_s:
+            return
+        self._last = time.monotonic()
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        settings = self._settings
+        try:
+            report = await sweep(
+                self._redis,
+                self._keys,
+                RetentionPolicy.from_settings(settings),
+                threshold=settings.sweep_threshold,
+                max_active=settings.sweep_max_active,
+                batch=settings.sweep_batch,
+                lease_s=settings.sweep_lease_s,
+                show=1,
+                should_stop=lambda: self._stopping,
+            )
+        except SweepBusy:
+            log.debug("another worker is sweeping %s", self._keys.namespace)
+            return
+        except Exception:  # a failed sweep must never stop the worker
+            log.exception("retention sweep failed")
+            return
+        self.runs += 1
+        if report.archived or report.kept_changed:
+            log.info(
+                "sweep of %s: archived %d of %d active (%d changed meanwhile) in %.1fs",
+                self._keys.namespace, report.archived, report.active_before,
+                report.kept_changed, report.elapsed_s,
+            )  # fmt: skip
+
+    async def stop(self, timeout_s: float = 30.0) -> None:
+        """Ask a running sweep to stop after its step, and wait for it."""
+        self._stopping = True
+        if self._task is not None and not self._task.done():
+            _done, pending = await asyncio.wait({self._task}, timeout=timeout_s)
+            for task in pending:
+                task.cancel()

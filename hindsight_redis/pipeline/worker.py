@@ -38,7 +38,7 @@ from hindsight_redis.errors import (
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate, Stage
 from hindsight_redis.pipeline.commit import Committer
-from hindsight_redis.pipeline.maintenance import trim_acknowledged
+from hindsight_redis.pipeline.maintenance import PeriodicSweep, trim_acknowledged
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.resp import as_text
 from hindsight_redis.settings import Settings
@@ -93,6 +93,7 @@ class Worker:
         self._ensure_index: Callable[[], Awaitable[object]] | None = None
         self._refiner: Refiner | None = None
         self._own_pending_first = False
+        self._sweeps: PeriodicSweep | None = None
 
     def run(self, burst: bool = False, *, install_signal_handlers: bool = False) -> WorkerReport:
         """Consume until stopped (``burst``: until the stream is drained)."""
@@ -114,6 +115,7 @@ class Worker:
                 self._loop.add_signal_handler(sig, self._stopping.set)
         owns = self._redis is None
         redis = self._redis or await connect(self.settings)
+        self._sweeps = PeriodicSweep(redis, self.keys, self.settings)
         try:
             await require_search(redis, "start the worker")
             await self._ensure_group(redis)
@@ -122,6 +124,7 @@ class Worker:
             await self._loop_until_done(redis, committer, stages, burst)
             await self._leave_group(redis)
         finally:
+            await self._sweeps.stop()
             if install_signal_handlers:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     self._loop.remove_signal_handler(sig)
@@ -200,6 +203,8 @@ class Worker:
                     if time.monotonic() - last_maintenance > _MAINTENANCE_EVERY_S:
                         last_maintenance = time.monotonic()
                         await self._maintain(redis)
+                    if self._sweeps is not None:
+                        self._sweeps.start_if_due()  # runs beside consumption
                     outage_s = 0.0
             except RedisUnavailable as e:
                 # Redis restarting or unreachable: nothing is lost (unacknowledged

@@ -1,4 +1,5 @@
-"""Fixtures of the integration tests: a raw client on the session's server, MiniLM once."""
+"""Fixtures of the integration tests: a raw client on the session's server, MiniLM once,
+the environment of a CLI run."""
 
 from __future__ import annotations
 
@@ -27,3 +28,14 @@ def minilm() -> MiniLMEmbedder:
     from hindsight_redis.providers.contextual import MiniLMEmbedder
 
     return MiniLMEmbedder()
+
+
+@pytest.fixture
+def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """HINDSIGHT_* variables for ``cli.main`` runs on the test's settings."""
+    monkeypatch.setenv("HINDSIGHT_REDIS_URL", str(settings.redis_url))
+    monkeypatch.setenv("HINDSIGHT_KEY_PREFIX", settings.key_prefix)
+    monkeypatch.setenv("HINDSIGHT_NAMESPACE", settings.namespace)
+    monkeypatch.setenv("HINDSIGHT_EMBEDDER", "hash")
+    monkeypatch.setenv("HINDSIGHT_PROFILE", "ephemeral")
+    return settings

@@ -10,16 +10,6 @@ from hindsight_redis.cli import main
 from hindsight_redis.settings import Settings
 
 
-@pytest.fixture
-def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("HINDSIGHT_REDIS_URL", str(settings.redis_url))
-    monkeypatch.setenv("HINDSIGHT_KEY_PREFIX", settings.key_prefix)
-    monkeypatch.setenv("HINDSIGHT_NAMESPACE", settings.namespace)
-    monkeypatch.setenv("HINDSIGHT_EMBEDDER", "hash")
-    monkeypatch.setenv("HINDSIGHT_PROFILE", "ephemeral")
-    return settings
-
-
 def _json(capsys: pytest.CaptureFixture[str]) -> object:
     return json.loads(capsys.readouterr().out)
 

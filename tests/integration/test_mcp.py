@@ -80,6 +80,15 @@ async def _exercise(session: ClientSession) -> None:
     )
     restored = _data(await session.call_tool("memory_restore", {"memory_id": written["id"]}))
     assert restored["status"] == "active"
+    kept = {"content": "Always answer alice in Chinese", "protected": True, "wait": True,
+            "half_life_days": 365}  # fmt: skip
+    guarded = _data(await session.call_tool("memory_write", kept))
+    refused = await session.call_tool("memory_forget", {"memory_id": guarded["id"]})
+    assert refused.isError and "MemoryProtected" in refused.content[0].text
+    forced = {"memory_id": guarded["id"], "force": True}
+    assert _data(await session.call_tool("memory_forget", forced))["status"] == "archived"
+    counts = _data(await session.call_tool("memory_stats", {}))["memories"]
+    assert counts["archived"] == 1 and counts["active"] >= 2
     bad = await session.call_tool("memory_write", {"content": "   "})
     assert bad.isError and "content must not be empty" in bad.content[0].text
     bad = await session.call_tool("memory_search", {"query": "x", "mode": "fuzzy"})

@@ -1,9 +1,4 @@
-"""Every Lua script of the package: each state change that must be atomic.
-
-Declared with ``lua.redis_script``: the signature names the KEYS and ARGV, the
-docstring is the Lua body. Every key a script touches comes in KEYS and
-shares the namespace hash tag, so the scripts also run on a cluster.
-"""
+"""Lua of the write path and the workers: append, commit, dead-letter, leave, replay."""
 
 from __future__ import annotations
 
@@ -11,21 +6,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from hindsight_redis.lua import Arg, ArgList, Key, KeyList, execute, redis_script
-
-__all__ = [
-    "commit",
-    "dead_letter",
-    "execute",
-    "flush_access",
-    "leave_group",
-    "record_if_absent",
-    "refine",
-    "replay",
-    "update_existing",
-    "write_events",
-]
-
+from hindsight_redis.lua import Arg, ArgList, Key, KeyList, redis_script
 
 # -- the write path -----------------------------------------------------------------
 
@@ -226,81 +207,5 @@ async def replay(
     redis.call('HINCRBY', stats, 'replayed', 1)
     redis.call('XDEL', dead_letters, dlq_id)
     return id
-    """
-    ...
-
-
-@redis_script
-async def refine(
-    redis: Redis,
-    *,
-    memory: Key,
-    index_meta: Key,
-    content: Arg[str],
-    field: Arg[str],
-    vector: Arg[bytes],
-    model: Arg[str],
-) -> int:
-    """
-    -- Store a memory's contextual vector (pipeline.refine). Skipped (0) when the memory
-    -- is gone or its content is not the text that was embedded; refused (-1) when the
-    -- index now records another contextual model (a reindex switched it), so a stale
-    -- refiner never writes vectors of the wrong model. -> 1 stored
-    if redis.call('HGET', index_meta, 'context_model') ~= model then return -1 end
-    if redis.call('HGET', memory, 'content') ~= content then return 0 end
-    redis.call('HSET', memory, field, vector, 'refine', 'done')
-    return 1
-    """
-    ...
-
-
-@redis_script
-async def flush_access(
-    redis: Redis, *, access_log: Key, memories: KeyList, now: Arg[str], ids: ArgList
-) -> int:
-    """
-    -- Fold the pending hit counts of some memories (ids, with their hashes in
-    -- memories) into access_count / last_accessed_at; memories deleted since are
-    -- skipped. -> how many log entries were folded in
-    local done = 0
-    for i = memories_first, #KEYS do
-      local id = ARGV[ids_first + i - memories_first]
-      local hits = redis.call('HGET', access_log, id)
-      if hits then
-        if redis.call('EXISTS', KEYS[i]) == 1 then
-          redis.call('HINCRBY', KEYS[i], 'access_count', hits)
-          redis.call('HSET', KEYS[i], 'last_accessed_at', now)
-        end
-        redis.call('HDEL', access_log, id)
-        done = done + 1
-      end
-    end
-    return done
-    """
-    ...
-
-
-# -- memories and the index -----------------------------------------------------------
-
-
-@redis_script
-async def update_existing(redis: Redis, *, memory: Key, fields: ArgList) -> int:
-    """
-    -- HSET field/value pairs on a memory that exists. -> 1 updated, 0 no such memory
-    -- (a plain HSET on a missing key would create one)
-    if redis.call('EXISTS', memory) == 0 then return 0 end
-    redis.call('HSET', memory, unpack(ARGV, fields_first))
-    return 1
-    """
-    ...
-
-
-@redis_script
-async def record_if_absent(redis: Redis, *, index_meta: Key, fields: ArgList) -> int:
-    """
-    -- Record the index (all fields at once) unless one is recorded: first writer wins.
-    if redis.call('EXISTS', index_meta) == 1 then return 0 end
-    redis.call('HSET', index_meta, unpack(ARGV, fields_first))
-    return 1
     """
     ...

@@ -1,0 +1,12 @@
+"""``hindsight-redis``: the operators' command line. A thin adapter over the client.
+
+Library errors (``HindsightError``) are printed as one line, ``error: ...``,
+with exit code 2; nothing else is caught. ``app`` builds the parser,
+``service`` holds the commands that run the service, ``memories`` those on
+memories (sweeps and cold storage included).
+"""
+
+from hindsight_redis.cli.app import build_parser, main
+from hindsight_redis.cli.memories import SEARCH_FILTERS
+
+__all__ = ["SEARCH_FILTERS", "build_parser", "main"]

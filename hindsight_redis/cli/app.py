@@ -1,0 +1,156 @@
+"""The parser of every subcommand, and ``main``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hindsight_redis.cli.common import ABOUT, Handler, package_version, settings_from_args
+from hindsight_redis.cli.memories import (
+    by_id,
+    cmd_export,
+    cmd_forget,
+    cmd_import,
+    cmd_purge,
+    cmd_search,
+    cmd_sweep,
+    cmd_write,
+)
+from hindsight_redis.cli.service import (
+    cmd_conflicts,
+    cmd_demo,
+    cmd_dlq,
+    cmd_doctor,
+    cmd_mcp,
+    cmd_reindex,
+    cmd_server,
+    cmd_stats,
+    cmd_up,
+    cmd_worker,
+)
+from hindsight_redis.errors import HindsightError
+
+# -- parser ---------------------------------------------------------------------
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--redis-url", dest="redis_url", help="Redis URL (default: embedded server)"
+    )
+    parser.add_argument("--namespace", help="memory pool")
+    parser.add_argument(
+        "--profile",
+        choices=["ephemeral", "snapshot", "balanced", "durable"],
+        help="persistence profile",
+    )
+    parser.add_argument(
+        "--server-dir", dest="server_dir", type=Path, help="embedded server data dir"
+    )
+    parser.add_argument(
+        "--port", dest="server_port", type=int, help="embedded server port (0: free)"
+    )
+    parser.add_argument("--embedder", help='"local", "hash" or "litellm:<model>"')
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="hindsight-redis", description=ABOUT)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO")
+    parser.add_argument(
+        "--version", action="version", version=f"hindsight-redis {package_version()}"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text)
+        _common(p)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = add("server", cmd_server, "start, stop or inspect the embedded Redis")
+    p.add_argument("action", choices=["start", "stop", "status"])
+    add("demo", cmd_demo, "a scripted multi-agent session: what is kept, dropped and found")
+    add("doctor", cmd_doctor, "check server version, modules, persistence and index")
+    p = add("worker", cmd_worker, "run a worker until SIGTERM (or --burst: drain and exit)")
+    p.add_argument("--burst", action="store_true")
+    p = add("write", cmd_write, "write one memory")
+    p.add_argument("content", help="the memory's text; - reads it from stdin")
+    for flag in ("agent-id", "session-id", "task-type", "source", "idempotency-key"):
+        p.add_argument(f"--{flag}")
+    p.add_argument("--tag", dest="tags", action="append", help="repeat for several tags")
+    p.add_argument("--protected", action="store_true", help="never archived by sweeps")
+    p.add_argument(
+        "--half-life-days", type=float, help="days for its retention to halve (default: by task)"
+    )
+    p.add_argument("--visibility", choices=["shared", "private"], default="shared")
+    p.add_argument("--importance", type=float, help="0..1 hint that nudges the write score")
+    p.add_argument("--wait", action="store_true", help="return once searchable (or dropped)")
+    p.add_argument("--timeout-s", type=float, help="longest --wait (default 30)")
+    p = add("search", cmd_search, "search memories")
+    p.add_argument("query")
+    p.add_argument("--top-k", type=int, default=5)
+    p.add_argument("--mode", choices=["hybrid", "vector", "keyword"], default="hybrid")
+    for flag in ("agent-id", "session-id", "task-type"):
+        p.add_argument(f"--{flag}")
+    p.add_argument("--tag", dest="tags", action="append", help="all must match")
+    p.add_argument("--since", type=float, help="created at or after (unix seconds)")
+    p.add_argument("--until", type=float, help="created at or before (unix seconds)")
+    p.add_argument("--include-archived", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the hits as JSON")
+    for name, text in (
+        ("get", "show one memory"),
+        ("restore", "restore an archived memory"),
+        ("protect", "protect a memory from sweeps"),
+    ):
+        add(name, by_id(name), text).add_argument("id")
+    p = add("forget", cmd_forget, "archive a memory (restorable)")
+    p.add_argument("id")
+    p.add_argument("--force", action="store_true", help="archive it even if protected")
+    p = add("sweep", cmd_sweep, "archive the memories with the lowest retention scores")
+    p.add_argument("--dry-run", action="store_true", help="show what would be archived")
+    p.add_argument("--threshold", type=float, help="archive those scoring below (0..1)")
+    p.add_argument("--max-active", type=int, help="archive the lowest beyond this many")
+    p.add_argument("--batch", type=int, help="memories per step (default 1000)")
+    p.add_argument("--show", type=int, default=20, help="rows of the table (0: all)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p = add("export", cmd_export, "write memories to a .jsonl.gz file (cold storage)")
+    p.add_argument("--out", required=True, type=Path, help="the file to write")
+    p.add_argument("--status", choices=["archived", "active", "all"], default="archived")
+    p = add("purge", cmd_purge, "delete archived memories that are in an export, unchanged")
+    p.add_argument("--exported", required=True, type=Path, help="the export file")
+    p = add("import", cmd_import, "restore an export file into --namespace (idempotent)")
+    p.add_argument("file", type=Path)
+    p = add("stats", cmd_stats, "counters, backlog, pending, dead letters, live workers")
+    p.add_argument("--json", action="store_true", help="print the stats as JSON")
+    p = add("mcp", cmd_mcp, "serve memory_write/search/get/forget/restore/stats over MCP")
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    p.add_argument("--host", default="127.0.0.1", help="http: address to bind")
+    p.add_argument("--mcp-port", dest="mcp_port", type=int, default=8765, help="http: port")
+    p = add("up", cmd_up, "Redis + workers + MCP over HTTP, in the foreground")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--host", default="127.0.0.1", help="MCP address to bind")
+    p.add_argument("--mcp-port", dest="mcp_port", type=int, default=8765, help="MCP port")
+    add("reindex", cmd_reindex, "rebuild the index under --embedder without downtime")
+    p = add("conflicts", cmd_conflicts, "memories flagged as contradicting another")
+    p.add_argument("--limit", type=int, default=100)
+    p = add("dlq", cmd_dlq, "list or replay dead letters")
+    p.add_argument("action", choices=["list", "replay"])
+    p.add_argument("ids", nargs="*", help="dead-letter ids to replay (default: all)")
+    p.add_argument("--count", type=int, default=100)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``hindsight-redis``."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    try:
+        settings = settings_from_args(args)
+        code: int = args.handler(args, settings)
+        return code
+    except HindsightError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,60 @@
+"""What every command shares: settings from the flags, one client per command, JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hindsight_redis.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from hindsight_redis.client import AsyncMemoryClient
+
+T = TypeVar("T")
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+ABOUT = (
+    "hindsight-redis: a shared, searchable long-term memory for LLM agents, on Redis. "
+    "Agents write memories; workers filter, summarize, embed and index them; "
+    "search finds them by meaning and by keyword."
+)
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hindsight-redis")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown"
+
+
+def print_json(value: Any) -> None:
+    def default(obj: Any) -> Any:
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return dataclasses.asdict(obj)
+        return str(obj)
+
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=default))
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    for name in ("redis_url", "namespace", "profile", "server_dir", "server_port", "embedder"):
+        value = getattr(args, name, None)
+        if value is not None:
+            overrides[name] = value
+    return load_settings(**overrides)
+
+
+async def with_client(
+    settings: Settings, action: Callable[[AsyncMemoryClient], Coroutine[Any, Any, T]]
+) -> T:
+    """``action(client)`` on a client of ``settings``, closed afterwards."""
+    from hindsight_redis.client import AsyncMemoryClient
+
+    async with AsyncMemoryClient(settings) as client:
+        return await action(client)

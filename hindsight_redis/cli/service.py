@@ -1,0 +1,175 @@
+"""Commands that run or inspect the service: server, doctor, worker, dlq, reindex,
+conflicts, stats, mcp, up, demo."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from hindsight_redis.cli.common import print_json, with_client
+from hindsight_redis.settings import Settings
+
+# -- server ---------------------------------------------------------------------
+
+
+def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
+    """``server start|stop|status``: the embedded Redis."""
+    from hindsight_redis.connection import embedded_server
+
+    server = embedded_server(settings)
+    if args.action == "start":
+        state = server.start()
+        print(f"embedded redis running at {state.url} (profile {state.profile}, pid {state.pid})")
+        print(f"data dir: {server.data_dir}")
+    elif args.action == "stop":
+        stopped = server.stop()
+        print("stopped" if stopped else "not running")
+    else:
+        running = server.state()
+        if running is None:
+            print(f"not running (data dir {server.data_dir})")
+            return 3
+        print(f"running at {running.url} (profile {running.profile}, pid {running.pid})")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    """``doctor``: facts and problems of the deployment; exit 1 on problems."""
+    from hindsight_redis.doctor import diagnose
+
+    report = asyncio.run(diagnose(settings))
+    for name, value in report.facts.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        print(f"{name:>15}: {value}")
+    if report.ok:
+        print("\nall checks passed")
+        return 0
+    print("\nproblems:")
+    for problem in report.problems:
+        print(f"  - {problem}")
+    return 1
+
+
+# -- workers --------------------------------------------------------------------
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    """``worker [--burst]``: consume until SIGTERM, or drain and exit."""
+    from hindsight_redis.pipeline.worker import Worker
+
+    report = Worker(settings).run(burst=args.burst, install_signal_handlers=True)
+    print_json(report)
+    return 0
+
+
+def cmd_dlq(args: argparse.Namespace, settings: Settings) -> int:
+    """``dlq list|replay [ids]``: inspect or retry dead letters."""
+    if args.action == "list":
+        letters = asyncio.run(with_client(settings, lambda c: c.dead_letters(args.count)))
+        print_json(letters)
+    else:
+        ids = args.ids or None
+        replayed = asyncio.run(with_client(settings, lambda c: c.replay_dead_letters(ids)))
+        print(f"replayed {len(replayed)} dead letter(s)")
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
+    """``reindex --embedder X``: rebuild the index under another embedder."""
+    if not args.embedder:
+        print("error: reindex needs --embedder (the new one)", file=sys.stderr)
+        return 2
+    result = asyncio.run(with_client(settings, lambda c: c.reindex(args.embedder)))
+    print_json(result)
+    print("restart workers with the new embedder (HINDSIGHT_EMBEDDER)", file=sys.stderr)
+    return 0
+
+
+def cmd_conflicts(args: argparse.Namespace, settings: Settings) -> int:
+    """``conflicts``: memories flagged as contradicting another."""
+    print_json(asyncio.run(with_client(settings, lambda c: c.conflicts(args.limit))))
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    """``stats``: counters, backlog, pending, dead letters, live workers."""
+    stats = asyncio.run(with_client(settings, lambda c: c.stats()))
+    if args.json:
+        print_json(stats)
+    else:
+        from hindsight_redis.render import stats_lines
+
+        print(stats_lines(stats))
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """``mcp --transport stdio|http``: serve the memory tools."""
+    from hindsight_redis.mcp_server import run_server
+
+    run_server(settings, args.transport, args.host, args.mcp_port)
+    return 0
+
+
+def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
+    """``up``: Redis (embedded unless configured), N worker processes and MCP over HTTP.
+
+    Ctrl-C (or SIGTERM) stops the workers, the MCP server and the embedded
+    Redis if ``up`` started it; a Redis that was already running is left
+    running, and the banner says so.
+    """
+    import os
+    import signal
+    import subprocess
+
+    from hindsight_redis.connection import embedded_server, resolve
+    from hindsight_redis.mcp_server import run_server
+
+    server = embedded_server(settings) if settings.embedded else None
+    started_here = server is not None and server.state() is None
+    target = resolve(settings)
+    # Pinned for the children: the same server and the profile in effect there.
+    settings = settings.model_copy(update={"redis_url": target.url, "profile": target.profile.name})
+    env = {**os.environ, **settings.to_env()}
+    workers = [
+        subprocess.Popen([sys.executable, "-m", "hindsight_redis.cli", "worker"], env=env)
+        for _ in range(args.workers)
+    ]
+    if server is None:
+        redis_note = f"Redis {target.url} (external, left running)"
+    elif started_here:
+        redis_note = f"embedded Redis {target.url} (started now, stopped with the rest)"
+    else:
+        redis_note = (
+            f"embedded Redis {target.url} (was already running and stays up: "
+            "`hindsight-redis server stop` stops it)"
+        )
+    print(
+        f"{redis_note}; {args.workers} worker(s); MCP at http://{args.host}:{args.mcp_port}/mcp. "
+        "Ctrl-C stops the workers and the MCP server.",
+        file=sys.stderr,
+    )
+    # uvicorn re-raises a captured SIGTERM/SIGINT once it has shut down; turn it
+    # into SystemExit so the cleanup below runs and no traceback is printed.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: sys.exit(0))
+    try:
+        run_server(settings, "http", args.host, args.mcp_port)
+    finally:
+        for proc in workers:
+            proc.terminate()  # SIGTERM: each finishes its batch, acks, exits
+        for proc in workers:
+            proc.wait(timeout=60)
+        if server is not None and started_here:
+            server.stop()
+            print("stopped the embedded Redis", file=sys.stderr)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    """``demo``: the scripted multi-agent session."""
+    from hindsight_redis.demo import run_demo
+
+    return asyncio.run(run_demo(settings, print))

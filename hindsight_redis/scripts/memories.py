@@ -1,0 +1,85 @@
+"""Lua that changes memories and the index record: refine, access counts, updates."""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from hindsight_redis.lua import Arg, ArgList, Key, KeyList, redis_script
+
+
+@redis_script
+async def refine(
+    redis: Redis,
+    *,
+    memory: Key,
+    index_meta: Key,
+    content: Arg[str],
+    field: Arg[str],
+    vector: Arg[bytes],
+    model: Arg[str],
+) -> int:
+    """
+    -- Store a memory's contextual vector (pipeline.refine). Skipped (0) when the memory
+    -- is gone or its content is not the text that was embedded; refused (-1) when the
+    -- index now records another contextual model (a reindex switched it), so a stale
+    -- refiner never writes vectors of the wrong model. -> 1 stored
+    if redis.call('HGET', index_meta, 'context_model') ~= model then return -1 end
+    if redis.call('HGET', memory, 'content') ~= content then return 0 end
+    redis.call('HSET', memory, field, vector, 'refine', 'done')
+    return 1
+    """
+    ...
+
+
+@redis_script
+async def flush_access(
+    redis: Redis, *, access_log: Key, memories: KeyList, now: Arg[str], ids: ArgList
+) -> int:
+    """
+    -- Fold the pending hit counts of some memories (ids, with their hashes in
+    -- memories) into access_count / last_accessed_at; memories deleted since are
+    -- skipped. -> how many log entries were folded in
+    local done = 0
+    for i = memories_first, #KEYS do
+      local id = ARGV[ids_first + i - memories_first]
+      local hits = redis.call('HGET', access_log, id)
+      if hits then
+        if redis.call('EXISTS', KEYS[i]) == 1 then
+          -- one HSET, so the memory is re-indexed once
+          local count = tonumber(redis.call('HGET', KEYS[i], 'access_count') or '0')
+          redis.call('HSET', KEYS[i], 'access_count', count + tonumber(hits),
+                     'last_accessed_at', now)
+        end
+        redis.call('HDEL', access_log, id)
+        done = done + 1
+      end
+    end
+    return done
+    """
+    ...
+
+
+# -- memories and the index -----------------------------------------------------------
+
+
+@redis_script
+async def update_existing(redis: Redis, *, memory: Key, fields: ArgList) -> int:
+    """
+    -- HSET field/value pairs on a memory that exists. -> 1 updated, 0 no such memory
+    -- (a plain HSET on a missing key would create one)
+    if redis.call('EXISTS', memory) == 0 then return 0 end
+    redis.call('HSET', memory, unpack(ARGV, fields_first))
+    return 1
+    """
+    ...
+
+
+@redis_script
+async def record_if_absent(redis: Redis, *, index_meta: Key, fields: ArgList) -> int:
+    """
+    -- Record the index (all fields at once) unless one is recorded: first writer wins.
+    if redis.call('EXISTS', index_meta) == 1 then return 0 end
+    redis.call('HSET', index_meta, unpack(ARGV, fields_first))
+    return 1
+    """
+    ...
