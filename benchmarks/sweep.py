@@ -15,7 +15,7 @@ client:
    that file into a fresh namespace (same models: vectors reused), and
    ``purge_exported`` of the archived half from a second export: memories/s.
 
-Run:  python benchmarks/sweep.py [--memories 100000] [--window-s 30]
+Run:  python benchmarks/sweep.py [--memories 100000] [--window-s 30] [--redis-share 0.5]
 """
 
 from __future__ import annotations
@@ -117,16 +117,16 @@ def _summary(timings: list[tuple[float, float]], start: float, end: float) -> di
     }
 
 
-async def main(n: int, window_s: float) -> None:
+async def main(n: int, window_s: float, redis_share: float = 0.5) -> None:
     with embedded_redis() as url, tempfile.TemporaryDirectory(prefix="hs-sweep-") as tmp:
         settings = Settings(
             redis_url=url, key_prefix=f"sw{uuid.uuid4().hex[:6]}", namespace="bench",
-            profile="ephemeral", embedder="local",
+            profile="ephemeral", embedder="local", sweep_redis_share=redis_share,
         )  # fmt: skip
         t0 = time.perf_counter()
         await populate(settings, n)
         print(f"{n:,} memories indexed in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
-        results: dict[str, Any] = {"memories": n}
+        results: dict[str, Any] = {"memories": n, "sweep_redis_share": redis_share}
 
         context = multiprocessing.get_context("spawn")
         ready, stop, out = context.Event(), context.Event(), context.Queue()
@@ -192,5 +192,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--window-s", type=float, default=30.0)
+    parser.add_argument("--redis-share", type=float, default=0.5, help="sweep_redis_share")
     args = parser.parse_args()
-    asyncio.run(main(args.memories, args.window_s))
+    asyncio.run(main(args.memories, args.window_s, args.redis_share))

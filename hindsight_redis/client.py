@@ -344,6 +344,7 @@ class AsyncMemoryClient:
             batch=self.settings.sweep_batch if batch is None else batch,
             lease_s=self.settings.sweep_lease_s,
             show=show,
+            redis_share=self.settings.sweep_redis_share,
         )
 
     async def export(

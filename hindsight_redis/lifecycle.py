@@ -15,6 +15,7 @@ leaves each memory either archived or not, and a rerun finishes the job.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import math
@@ -29,7 +30,6 @@ import numpy as np
 from redis.asyncio import Redis
 
 from hindsight_redis import scripts
-from hindsight_redis.access import flush_access_log
 from hindsight_redis.errors import (
     HindsightError,
     InvalidArgument,
@@ -254,8 +254,8 @@ async def plan_sweep(
 ) -> SweepPlan:
     """Score every active memory and pick what a sweep archives (lowest first).
 
-    ``pending_hits``: access-log counts not yet folded into the memories (a
-    dry run adds them here instead of folding them).
+    ``pending_hits``: access-log counts not yet folded into the memories
+    (``pending_access``): they count as reads made now.
     """
     now = time.time() if now is None else now
     ids = await memory_ids(redis, keys, "active", batch)
@@ -315,10 +315,17 @@ async def apply_sweep(
     batch: int = 1000,
     lease: SweepLease | None = None,
     should_stop: Callable[[], bool] | None = None,
+    redis_share: float = 1.0,
 ) -> tuple[int, int, bool]:
-    """Archive the plan's victims; (archived, kept because changed, interrupted)."""
+    """Archive the plan's victims; (archived, kept because changed, interrupted).
+
+    ``redis_share`` (0..1]: after each script call, pause so that calls take
+    at most this share of the time (archiving re-indexes each memory: at
+    1.0 a sweep keeps Redis busy, and searches wait behind it).
+    """
     stamp = f"{time.time():.6f}"
     archived = 0
+    pause = (1.0 - redis_share) / redis_share
     for start in range(0, len(plan.victims), batch):
         if should_stop is not None and should_stop():
             return archived, 0, True
@@ -331,6 +338,7 @@ async def apply_sweep(
             for victim in chunk:
                 count, last = plan.seen[victim.id]
                 args += [victim.id, count, last, victim.reason]
+            called = time.monotonic()
             with redis_errors("archive memories"):
                 archived += int(
                     await scripts.archive_if_unchanged(
@@ -341,6 +349,8 @@ async def apply_sweep(
                         plan=args,
                     )
                 )
+            if pause > 0:
+                await asyncio.sleep((time.monotonic() - called) * pause)
     return archived, len(plan.victims) - archived, False
 
 
@@ -372,11 +382,12 @@ async def sweep(
     lease_s: float = 30.0,
     show: int = 20,
     should_stop: Callable[[], bool] | None = None,
+    redis_share: float = 0.5,
 ) -> SweepReport:
     """Plan a sweep and, unless ``dry_run``, apply it under the namespace's lease.
 
-    A dry run changes nothing (pending access counts are added to the
-    scores, not folded in). ``show``: how many victims ``lowest`` lists (0: all).
+    A dry run changes nothing. ``show``: how many victims ``lowest`` lists (0: all).
+    ``redis_share``: see ``apply_sweep``.
     """
     check_sweep_args(threshold, max_active, batch)
     started = time.monotonic()
@@ -384,18 +395,12 @@ async def sweep(
     if lease is not None:
         await lease.acquire()
     try:
-        if dry_run:
-            plan = await plan_sweep(
-                redis, keys, policy, threshold=threshold, max_active=max_active, batch=batch,
-                pending_hits=await pending_access(redis, keys),
-            )  # fmt: skip
-        else:
-            for _ in range(100):  # fold the pending reads in first: scores see them
-                if not await flush_access_log(redis, keys, batch=batch):
-                    break
-            plan = await plan_sweep(
-                redis, keys, policy, threshold=threshold, max_active=max_active, batch=batch
-            )
+        # Reads not folded into the memories yet count in the scores; they are
+        # not folded here (that would re-index each read memory, beside searches).
+        plan = await plan_sweep(
+            redis, keys, policy, threshold=threshold, max_active=max_active, batch=batch,
+            pending_hits=await pending_access(redis, keys),
+        )  # fmt: skip
         report = SweepReport(
             keys.namespace, dry_run, threshold, max_active, plan.active, plan.protected,
             len(plan.victims),
@@ -404,8 +409,9 @@ async def sweep(
             if lease is not None:
                 await lease.renew()
             report.archived, report.kept_changed, report.interrupted = await apply_sweep(
-                redis, keys, plan, batch=batch, lease=lease, should_stop=should_stop
-            )
+                redis, keys, plan, batch=batch, lease=lease, should_stop=should_stop,
+                redis_share=redis_share,
+            )  # fmt: skip
     finally:
         if lease is not None:
             with contextlib.suppress(HindsightError):

@@ -180,6 +180,12 @@ class Settings(BaseSettings):
     sweep_interval_s: float = Field(
         0.0, ge=0.0, description="Workers sweep this often (0: never; one sweeper at a time)."
     )
+    sweep_redis_share: float = Field(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        description="Most of Redis's time a sweep takes (it pauses between calls); 1: no pause.",
+    )
     sweep_lease_s: float = Field(
         30.0, gt=0, description="How long a sweeper holds its lease without renewing it."
     )

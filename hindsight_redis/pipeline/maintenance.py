@@ -92,6 +92,7 @@ class PeriodicSweep:
                 batch=settings.sweep_batch,
                 lease_s=settings.sweep_lease_s,
                 show=1,
+                redis_share=settings.sweep_redis_share,
                 should_stop=lambda: self._stopping,
             )
         except SweepBusy:

@@ -25,7 +25,7 @@ from hindsight_redis.scripts.memories import (
 )
 from hindsight_redis.scripts.stream import commit, dead_letter, leave_group, replay, write_events
 
-MEMORIES_PER_CALL = 25
+MEMORIES_PER_CALL = 8
 """Most memories one script call changes: each change re-indexes the memory (its
 vectors too, about 1 ms of Redis time at 100,000 memories), and a script holds
 Redis for its whole run, so batches are split into calls of this size."""
