@@ -22,17 +22,11 @@ from hindsight_redis.errors import (
     SearchModuleMissing,
     redis_errors,
 )
-from hindsight_redis.keys import Keys
+from hindsight_redis.keys import Keys, namespace_registry
 from hindsight_redis.models import MemoryRecord
 from hindsight_redis.query import refine_pending_filter, tag_clause
-from hindsight_redis.resp import (
-    NEVER_DECODE,
-    as_text,
-    entries_added,
-    entry_ms,
-    search_rows,
-    search_total,
-)
+from hindsight_redis.resp import NEVER_DECODE, as_text, entries_added, search_rows, search_total
+from hindsight_redis.stats import count_command, memory_count_queries, read_queue_states
 
 _STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
 
@@ -56,41 +50,28 @@ async def collect_stats(
     pending, idle_s), ``idle_consumers`` (the others: crashed or stopped
     workers that left entries, until reclaimed) and ``counters``.
     """
-    with redis_errors("read the stats"):
-        pipe = redis.pipeline(transaction=False)
-        pipe.hgetall(keys.stats)
-        pipe.xlen(keys.stream)
-        pipe.xlen(keys.dead_letters)
-        counters_raw, stream_length, dead_letters = await pipe.execute()
-        counters = {as_text(k): int(v) for k, v in counters_raw.items()}
-        counters["accepted"] = await accepted(redis, keys)
-        pending, undelivered, consumers, oldest = await _group_state(redis, keys)
-        refining = await refine_pending(redis, keys)
-        memories = await memory_counts(redis, keys)
-        everyone = await _consumers(redis, keys)
-    dropped = {
-        k.removeprefix("dropped:"): v for k, v in counters.items() if k.startswith("dropped:")
-    }
+    (state,) = await read_queue_states(redis, [keys])
+    everyone = await _consumers(redis, keys)
+    dropped = state.dropped
     dropped["total"] = sum(dropped.values())
-    processed = counters.get("processed", 0)
     return {
-        "accepted": counters["accepted"],
-        "processed": processed,
-        "indexed": counters.get("indexed", 0),
-        "merged": counters.get("merged", 0),
+        "accepted": state.accepted,
+        "processed": state.counters.get("processed", 0),
+        "indexed": state.counters.get("indexed", 0),
+        "merged": state.counters.get("merged", 0),
         "dropped": dropped,
-        "backlog": max(counters["accepted"] - processed, 0),
-        "pending": pending,
-        "undelivered": undelivered,
-        "consumers": consumers,
-        "dead_letters": int(dead_letters),
-        "stream_length": int(stream_length),
-        "index_lag_s": 0.0 if oldest is None else max(time.time() - oldest / 1000, 0.0),
-        "refine_pending": refining,
-        "memories": memories,
+        "backlog": state.backlog,
+        "pending": state.pending,
+        "undelivered": state.undelivered,
+        "consumers": state.consumers,
+        "dead_letters": state.dead_letters,
+        "stream_length": state.stream_length,
+        "index_lag_s": state.lag_s(time.time()),
+        "refine_pending": state.refine_pending,
+        "memories": state.memories,
         "workers": [c for c in everyone if c["idle_s"] * 1000 <= live_within_ms],
         "idle_consumers": sum(1 for c in everyone if c["idle_s"] * 1000 > live_within_ms),
-        "counters": counters,
+        "counters": state.counters,
     }
 
 
@@ -116,12 +97,10 @@ async def _consumers(redis: Redis, keys: Keys) -> list[dict[str, Any]]:
 
 async def refine_pending(redis: Redis, keys: Keys) -> int | None:
     """Memories whose ``refine`` tag is still ``pending``; None when there is no index."""
-    query = refine_pending_filter(keys.namespace)
+    command = count_command(keys, refine_pending_filter(keys.namespace))
     try:
         with redis_errors("count memories waiting for a contextual vector"):
-            reply = await redis.execute_command(  # type: ignore[no-untyped-call]
-                "FT.SEARCH", keys.index_alias, query, "LIMIT", "0", "0", "DIALECT", "2"
-            )
+            reply = await redis.execute_command(*command)  # type: ignore[no-untyped-call]
     except (RedisCommandError, SearchModuleMissing):
         return None  # no index yet (or no search module: stats still work)
     return search_total(reply)
@@ -132,18 +111,12 @@ async def memory_counts(redis: Redis, keys: Keys) -> dict[str, int] | None:
 
     None when there is no index yet (or no search module).
     """
-    namespace = tag_clause("namespace", keys.namespace)
-    queries = {
-        "active": f"{namespace} {tag_clause('status', 'active')}",
-        "archived": f"{namespace} {tag_clause('status', 'archived')}",
-        "protected": f"{namespace} {tag_clause('status', 'active')} {tag_clause('protected', '1')}",
-    }
+    queries = memory_count_queries(keys)
     try:
         with redis_errors("count the memories"):
             pipe = redis.pipeline(transaction=False)
             for query in queries.values():
-                pipe.execute_command("FT.SEARCH", keys.index_alias, query, "LIMIT", "0", "0",
-                                     "DIALECT", "2")  # fmt: skip
+                pipe.execute_command(*count_command(keys, query))
             replies = await pipe.execute()
     except (RedisCommandError, SearchModuleMissing):
         return None
@@ -176,35 +149,6 @@ async def backlog(redis: Redis, keys: Keys) -> int:
                 return 0  # no stream yet: nothing accepted
             raise info
     return max(entries_added(info) - int(processed or 0), 0)
-
-
-async def _group_state(redis: Redis, keys: Keys) -> tuple[int, int, dict[str, int], int | None]:
-    """(pending, undelivered, pending per consumer, ms of the oldest unprocessed entry)."""
-    try:
-        with redis_errors("read the consumer group"):
-            groups = await redis.xinfo_groups(keys.stream)
-    except RedisCommandError:
-        return 0, 0, {}, None  # no stream yet
-    group = next((g for g in groups if as_text(g["name"]) == keys.group), None)
-    if group is None:
-        first = await redis.xrange(keys.stream, count=1)
-        first_ms = entry_ms(as_text(first[0][0])) if first else None
-        return 0, int(await redis.xlen(keys.stream)), {}, first_ms
-    pending = int(group["pending"])
-    undelivered = int(group.get("lag") or 0)
-    consumers: dict[str, int] = {}
-    oldest: int | None = None
-    if pending:
-        summary = await redis.xpending(keys.stream, keys.group)
-        consumers = {as_text(c["name"]): int(c["pending"]) for c in summary["consumers"] or []}
-        if summary["min"] is not None:  # entries may be acked between the two calls
-            oldest = entry_ms(as_text(summary["min"]))
-    if undelivered and oldest is None:
-        after = as_text(group["last-delivered-id"])
-        nxt = await redis.xrange(keys.stream, min=f"({after}", count=1)
-        if nxt:
-            oldest = entry_ms(as_text(nxt[0][0]))
-    return pending, undelivered, consumers, oldest
 
 
 # -- dead letters -----------------------------------------------------------------
@@ -310,8 +254,10 @@ async def delete_namespace(redis: Redis, keys: Keys) -> int:
     """Delete a namespace for good: its indexes and every key; returns the keys deleted.
 
     For throwaway namespaces (the demo's, tests'); memories are not exported first.
+    It leaves the registry first, so workers serving every namespace let it go.
     """
     with redis_errors("delete the namespace"):
+        await redis.srem(namespace_registry(keys.prefix), keys.namespace)
         names = [as_text(n) for n in await redis.execute_command("FT._LIST")]  # type: ignore[no-untyped-call]
         for name in names:
             if name.startswith(f"{keys.index_alias}-g"):

@@ -10,26 +10,14 @@ the operators' reads live in ``admin``. The blocking twin is
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
 
-from hindsight_redis import admin, scripts
-from hindsight_redis.admin import DeadLetter
-from hindsight_redis.codec import decode_outcome
-from hindsight_redis.cold import (
-    ExportReport,
-    ImportReport,
-    Progress,
-    PurgeReport,
-    export_memories,
-    import_memories,
-    purge_exported,
-)
+from hindsight_redis import scripts
+from hindsight_redis.budget import check_max_tokens, within_budget
 from hindsight_redis.connection import open_redis, require_search, resolve
-from hindsight_redis.documents import RECORD_FIELDS, record_from_fields, record_from_outcome
 from hindsight_redis.errors import (
     EmbeddingMismatch,
     InvalidArgument,
@@ -40,7 +28,7 @@ from hindsight_redis.errors import (
     redis_errors,
 )
 from hindsight_redis.keys import Keys
-from hindsight_redis.lifecycle import SweepReport, archive_memory, sweep
+from hindsight_redis.lifecycle import archive_memory
 from hindsight_redis.models import (
     MemoryEvent,
     MemoryRecord,
@@ -51,15 +39,17 @@ from hindsight_redis.models import (
     build_event,
     wait_timeout_s,
 )
+from hindsight_redis.operations import PoolOperations
 from hindsight_redis.query import search_filters
-from hindsight_redis.retention import RetentionPolicy
+from hindsight_redis.records import read_record
 from hindsight_redis.searcher import Searcher
 from hindsight_redis.server.profiles import get_profile
 from hindsight_redis.settings import Settings
+from hindsight_redis.text import text_problem
 from hindsight_redis.writer import StreamWriter
 
 
-class AsyncMemoryClient:
+class AsyncMemoryClient(PoolOperations):
     """Write, search and manage memories of one namespace (asyncio).
 
     Use as ``async with AsyncMemoryClient(settings) as client: ...``, or call
@@ -93,7 +83,7 @@ class AsyncMemoryClient:
         if self._redis is None:
             target = await asyncio.to_thread(resolve, self.settings)
             self.profile = target.profile
-            self._redis = await open_redis(target.url)
+            self._redis = await open_redis(target.url, target.password)
         return self._redis
 
     async def aclose(self) -> None:
@@ -110,9 +100,30 @@ class AsyncMemoryClient:
             raise RedisUnavailable("client is not connected: call connect() or use 'async with'")
         return self._redis
 
+    # -- identity ---------------------------------------------------------------
+
+    def caller(self, as_agent: str | None = None) -> str:
+        """Who a call acts as: ``as_agent`` when given, else ``Settings.agent_id``."""
+        if as_agent is None:
+            return self.settings.agent_id
+        if not isinstance(as_agent, str) or len(as_agent) > 256:
+            raise InvalidArgument("as_agent must be a string of at most 256 characters")
+        problem = text_problem(as_agent, controls=False)
+        if problem is not None:
+            raise InvalidArgument(f"as_agent {problem}")
+        return as_agent
+
+    def _viewer(self, as_agent: str | None) -> str | None:
+        """Whose view a read by id gets; None for a caller with no identity (an operator)."""
+        if as_agent is None and not self.settings.agent_id:
+            return None
+        return self.caller(as_agent)
+
     # -- writes ---------------------------------------------------------------
 
-    def _event(self, fields: Mapping[str, Any]) -> MemoryEvent:
+    def _event(self, fields: Mapping[str, Any], caller: str) -> MemoryEvent:
+        if fields.get("agent_id") is None and caller:
+            fields = {**fields, "agent_id": caller}
         return build_event(
             self.settings.namespace,
             fields,
@@ -136,8 +147,13 @@ class AsyncMemoryClient:
         idempotency_key: str | None = None,
         wait: bool = False,
         timeout_s: float | None = None,
+        as_agent: str | None = None,
     ) -> WriteReceipt:
         """Accept one memory; returns at once unless ``wait=True``.
+
+        The memory is recorded as written by ``agent_id`` when given (the
+        library is trusted), else by the caller (``as_agent``, else
+        ``Settings.agent_id``).
 
         ``importance`` (0..1) is a hint that nudges the write score;
         ``half_life_days`` sets how fast the memory's retention decays
@@ -154,7 +170,7 @@ class AsyncMemoryClient:
             "visibility": visibility, "importance": importance, "half_life_days": half_life_days,
             "idempotency_key": idempotency_key, "wait": wait, "timeout_s": timeout_s,
         }  # fmt: skip
-        event = self._event(fields)
+        event = self._event(fields, self.caller(as_agent))
         redis = self._redis or await self.connect()
         if wait:
             await self._require_search(redis)
@@ -165,20 +181,24 @@ class AsyncMemoryClient:
         waits = {0: wait_timeout_s(fields, self.settings.write_wait_timeout_s)} if wait else {}
         return (await self._settle(redis, [receipt], waits))[0]
 
-    async def write_many(self, items: Sequence[Mapping[str, Any]]) -> list[WriteReceipt]:
+    async def write_many(
+        self, items: Sequence[Mapping[str, Any]], *, as_agent: str | None = None
+    ) -> list[WriteReceipt]:
         """Accept a batch in one round trip; every item is validated first.
 
         Each item is a dict of the keyword arguments of ``write`` (with
         ``content``). The batch is accepted whole or not at all.
         """
-        if isinstance(items, Mapping | str):
+        if isinstance(items, Mapping | str | bytes) or not isinstance(items, Iterable):
             raise InvalidMemory("write_many takes a list of dicts")
+        items = list(items)  # a generator is read once, here
+        caller = self.caller(as_agent)
         events = []
         for n, item in enumerate(items):
             if not isinstance(item, Mapping):
                 raise InvalidMemory(f"item {n} is not a dict")
             try:
-                events.append(self._event(item))
+                events.append(self._event(item, caller))
             except InvalidMemory as e:
                 raise InvalidMemory(f"item {n}: {e}") from None
         if not events:
@@ -225,12 +245,19 @@ class AsyncMemoryClient:
         since: float | None = None,
         until: float | None = None,
         include_archived: bool = False,
+        max_tokens: int | None = None,
+        as_agent: str | None = None,
     ) -> list[SearchHit]:
         """Hybrid (vector + keyword), vector or keyword search with metadata filters.
 
-        ``tags``: all must be present; ``since``/``until``: unix seconds of
-        ``created_at``. Bad arguments raise ``InvalidQuery``.
+        The caller (``as_agent``, else ``Settings.agent_id``) sees the shared
+        memories and its own private ones; ``agent_id`` keeps those written by
+        that agent. ``tags``: all must be present; ``since``/``until``: unix
+        seconds of ``created_at``. ``max_tokens``: hits in rank order until
+        their content would pass that many tokens. Bad arguments raise
+        ``InvalidQuery``.
         """
+        budget = check_max_tokens(max_tokens)
         filters = search_filters(
             agent_id=agent_id,
             session_id=session_id,
@@ -239,11 +266,13 @@ class AsyncMemoryClient:
             since=since,
             until=until,
             include_archived=include_archived,
+            viewer=self.caller(as_agent),
         )
         for attempt in (1, 2):
             searcher = self._searcher or await self._open_searcher()
             try:
-                return await searcher.search(query, top_k=top_k, mode=mode, filters=filters)
+                hits = await searcher.search(query, top_k=top_k, mode=mode, filters=filters)
+                return hits if budget is None else within_budget(hits, budget)
             except EmbeddingMismatch:
                 # A reindex moved the index under this client: open it again once.
                 # If this client's embedder is not the new one, opening says so.
@@ -258,21 +287,26 @@ class AsyncMemoryClient:
 
     # -- one memory -------------------------------------------------------------
 
-    async def get(self, memory_id: str) -> MemoryRecord | None:
-        """The memory with this id (active, archived, merged or dropped), or None."""
-        _check_id(memory_id)
-        redis = await self.connect()
-        with redis_errors("read the memory"):
-            values = await redis.hmget(self.keys.doc(memory_id), list(RECORD_FIELDS))
-            if any(v is not None for v in values):
-                return record_from_fields(memory_id, dict(zip(RECORD_FIELDS, values, strict=True)))
-            raw = await redis.get(self.keys.outcome(memory_id))
-        if raw is None:
-            return None
-        return record_from_outcome(memory_id, self.settings.namespace, decode_outcome(raw))
+    async def get(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord | None:
+        """The memory with this id (active, archived, merged or dropped), or None.
 
-    async def _set_fields(self, memory_id: str, **fields: str) -> MemoryRecord:
+        For a caller with an identity, another agent's private memory is None,
+        as if it did not exist.
+        """
         _check_id(memory_id)
+        viewer = self._viewer(as_agent)
+        return await read_record(await self.connect(), self.keys, memory_id, viewer)
+
+    async def _require_visible(self, memory_id: str, as_agent: str | None) -> None:
+        """``NotFound`` unless the caller may see the memory."""
+        if await self.get(memory_id, as_agent=as_agent) is None:
+            raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
+
+    async def _set_fields(
+        self, memory_id: str, as_agent: str | None = None, **fields: str
+    ) -> MemoryRecord:
+        _check_id(memory_id)
+        await self._require_visible(memory_id, as_agent)
         redis = await self.connect()
         pairs = [x for pair in fields.items() for x in pair]
         with redis_errors("update the memory"):
@@ -281,18 +315,22 @@ class AsyncMemoryClient:
             )
         if not updated:
             raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
-        record = await self.get(memory_id)
+        record = await self.get(memory_id, as_agent=as_agent)
         assert record is not None
         return record
 
-    async def forget(self, memory_id: str, *, force: bool = False) -> MemoryRecord:
+    async def forget(
+        self, memory_id: str, *, force: bool = False, as_agent: str | None = None
+    ) -> MemoryRecord:
         """Archive a memory: it leaves search results but can be restored.
 
         A protected memory raises ``MemoryProtected`` unless ``force=True``.
+        With ``as_agent``, another agent's private memory is ``NotFound``.
         """
         _check_id(memory_id)
         if not isinstance(force, bool):
             raise InvalidArgument("force must be true or false")
+        await self._require_visible(memory_id, as_agent)
         code = await archive_memory(await self.connect(), self.keys, memory_id, force=force)
         if code == 0:
             raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
@@ -301,131 +339,25 @@ class AsyncMemoryClient:
                 f"memory {memory_id!r} is protected; forget it with force=True "
                 "(CLI --force, MCP force) or lift the protection first"
             )
-        record = await self.get(memory_id)
+        record = await self.get(memory_id, as_agent=as_agent)
         assert record is not None
         return record
 
-    async def restore(self, memory_id: str) -> MemoryRecord:
+    async def restore(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord:
         """Bring an archived memory back into search results."""
-        return await self._set_fields(memory_id, status="active", archived_at="", archive_reason="")
+        return await self._set_fields(
+            memory_id, as_agent, status="active", archived_at="", archive_reason=""
+        )
 
-    async def protect(self, memory_id: str, protected: bool = True) -> MemoryRecord:
+    async def protect(
+        self, memory_id: str, protected: bool = True, *, as_agent: str | None = None
+    ) -> MemoryRecord:
         """Mark a memory as protected from retention sweeps (or lift the mark)."""
-        return await self._set_fields(memory_id, protected="1" if protected else "0")
-
-    # -- retention --------------------------------------------------------------
-
-    async def sweep(
-        self,
-        *,
-        dry_run: bool = False,
-        threshold: float | None = None,
-        max_active: int | None = None,
-        batch: int | None = None,
-        show: int = 20,
-    ) -> SweepReport:
-        """Archive the active memories with the lowest retention scores.
-
-        Those under ``threshold`` and/or the lowest beyond ``max_active``
-        (defaults: ``sweep_threshold`` and ``sweep_max_active``, when neither
-        is given); never a protected one. ``dry_run`` changes nothing and
-        reports what would be archived; ``show`` victims are listed with their
-        scores (0: all). ``SweepBusy`` when another sweep of the namespace runs.
-        """
-        if threshold is None and max_active is None:
-            threshold, max_active = self.settings.sweep_threshold, self.settings.sweep_max_active
-        return await sweep(
-            await self.connect(),
-            self.keys,
-            RetentionPolicy.from_settings(self.settings),
-            threshold=threshold,
-            max_active=max_active,
-            dry_run=dry_run,
-            batch=self.settings.sweep_batch if batch is None else batch,
-            lease_s=self.settings.sweep_lease_s,
-            show=show,
-            redis_share=self.settings.sweep_redis_share,
-        )
-
-    async def export(
-        self, path: str | Path, *, status: str = "archived", progress: Progress | None = None
-    ) -> ExportReport:
-        """Write the memories of ``status`` (archived, active, all) to a ``.jsonl.gz`` file.
-
-        Every field and both vectors; a header line names the namespace and
-        models. ``progress(done, total)`` is called as it goes.
-        """
-        return await export_memories(
-            await self.connect(), self.keys, Path(path), status=status, progress=progress
-        )
-
-    async def purge_exported(
-        self, path: str | Path, *, progress: Progress | None = None
-    ) -> PurgeReport:
-        """Delete the archived memories that are in an export file and unchanged since."""
-        return await purge_exported(await self.connect(), self.keys, Path(path), progress=progress)
-
-    async def import_file(
-        self, path: str | Path, *, progress: Progress | None = None
-    ) -> ImportReport:
-        """Restore an export file into this namespace; memories already present are kept."""
-        report = await import_memories(
-            await self.connect(), self.keys, self.settings, Path(path), progress=progress
-        )
-        self._searcher = None  # the import may have created the index
-        return report
-
-    # -- the operators' side ------------------------------------------------------
-
-    async def stats(self) -> dict[str, Any]:
-        """Counters and stream state; see ``admin.collect_stats``."""
-        return await admin.collect_stats(
-            await self.connect(), self.keys, live_within_ms=self.settings.claim_idle_ms
-        )
-
-    async def dead_letters(self, count: int = 100) -> list[DeadLetter]:
-        """The oldest dead-lettered writes, with their errors."""
-        return await admin.list_dead_letters(await self.connect(), self.keys, count)
-
-    async def replay_dead_letters(self, ids: list[str] | None = None) -> list[str]:
-        """Put dead letters (all, or those ids) back on the stream; their new stream ids."""
-        return await admin.replay_dead_letters(await self.connect(), self.keys, ids)
-
-    async def conflicts(self, limit: int = 100) -> list[MemoryRecord]:
-        """Memories flagged for review because they contradict another (newest first)."""
-        return await admin.list_conflicts(await self.connect(), self.keys, limit=limit)
-
-    async def reindex(self, embedder: str) -> dict[str, Any]:
-        """Rebuild the index under another embedder (``"local"``, ``"litellm:<model>"``...).
-
-        Searches keep being served by the old index until the new one is
-        complete; then the alias moves. Restart workers with the new embedder.
-        The new index gets the configured ``contextual_embedder``'s field (its
-        vectors are kept when the model is unchanged, else recomputed by the
-        workers' refiners).
-        """
-        from hindsight_redis.index import MemoryIndex
-        from hindsight_redis.providers.embedders import (
-            contextual_from_settings,
-            embedder_from_settings,
-        )
-
-        new_settings = self.settings.model_copy(update={"embedder": embedder})
-        info = await MemoryIndex(await self.connect(), self.keys, new_settings).reindex(
-            embedder_from_settings(new_settings), contextual_from_settings(new_settings)
-        )
-        self._searcher = None  # the next search re-opens against the new index
-        return {
-            "index": info.name,
-            "generation": info.generation,
-            "model": info.model_id,
-            "dims": info.dims,
-            "contextual_model": info.context_model or None,
-        }
+        return await self._set_fields(memory_id, as_agent, protected="1" if protected else "0")
 
 
 def _check_id(memory_id: str) -> None:
     if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 128:
         raise InvalidMemory("memory id must be a non-empty string of at most 128 characters")
-    if any(c in memory_id for c in "{}:* \n"):
+    if any(c in memory_id for c in "{}:* \n") or text_problem(memory_id, controls=False):
         raise InvalidMemory(f"invalid memory id {memory_id!r}")

@@ -3,7 +3,8 @@
 With the embedded server, the persistence profile in effect is the one the
 server runs with (recorded in its ``server.json``) unless a profile is
 configured explicitly; an explicit profile that disagrees with the running
-server is used, and reported (``profile_conflict``).
+server is used, and reported (``profile_conflict``). Every connection sends
+``Settings.redis_password`` when one is set (a password in the URL wins).
 """
 
 from __future__ import annotations
@@ -13,20 +14,22 @@ import logging
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
+from pydantic import SecretStr
 
 from hindsight_redis.errors import redis_errors
 from hindsight_redis.server import EmbeddedServer, PersistenceProfile, get_profile
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import Settings, redact_url
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """Where to connect, and the persistence profile in effect there."""
+    """Where to connect, with which password, and the persistence profile in effect there."""
 
     url: str
     profile: PersistenceProfile
+    password: SecretStr | None = None
 
 
 def embedded_server(settings: Settings) -> EmbeddedServer:
@@ -37,6 +40,7 @@ def embedded_server(settings: Settings) -> EmbeddedServer:
         port=settings.server_port,
         bind=settings.server_bind,
         start_timeout_s=settings.server_start_timeout_s,
+        password=settings.redis_password,
     )
 
 
@@ -54,14 +58,15 @@ def profile_conflict(settings: Settings, running: str) -> str | None:
 
 def resolve(settings: Settings) -> Target:
     """The Redis to use and its profile; starts the embedded server when none is configured."""
+    password = settings.redis_password
     if settings.redis_url is not None:
-        return Target(settings.redis_url, get_profile(settings.profile))
+        return Target(settings.redis_url, get_profile(settings.profile), password)
     state = embedded_server(settings).ensure_started()
     conflict = profile_conflict(settings, state.profile)
     if conflict is None:
-        return Target(state.url, get_profile(state.profile))
+        return Target(state.url, get_profile(state.profile), password)
     logger.warning("%s", conflict)
-    return Target(state.url, get_profile(settings.profile))
+    return Target(state.url, get_profile(settings.profile), password)
 
 
 def resolve_url(settings: Settings) -> str:
@@ -72,19 +77,21 @@ def resolve_url(settings: Settings) -> str:
 async def connect(settings: Settings) -> aioredis.Redis:
     """An asyncio Redis client that answers PING (see ``open_redis``)."""
     target = await asyncio.to_thread(resolve, settings)
-    return await open_redis(target.url)
+    return await open_redis(target.url, target.password)
 
 
-async def open_redis(url: str) -> aioredis.Redis:
+async def open_redis(url: str, password: SecretStr | None = None) -> aioredis.Redis:
     """An asyncio Redis client for ``url`` that answers PING.
 
-    ``RedisUnavailable`` when nothing answers, ``NotARedisServer`` when
-    something does but not in Redis's protocol, ``RedisAccessDenied`` for a
-    wrong password.
+    ``password`` is sent unless the URL has one. ``RedisUnavailable`` when
+    nothing answers, ``NotARedisServer`` when something does but not in
+    Redis's protocol, ``RedisAccessDenied`` for a missing or wrong password.
     """
-    client = aioredis.Redis.from_url(url, decode_responses=False, health_check_interval=30)
+    client = aioredis.Redis.from_url(
+        url, decode_responses=False, health_check_interval=30, password=plain_password(password)
+    )
     try:
-        with redis_errors(f"connect to Redis at {_safe(url)}"):
+        with redis_errors(f"connect to Redis at {redact_url(url)}"):
             await client.ping()
     except BaseException:
         await client.aclose()
@@ -98,9 +105,6 @@ async def require_search(client: aioredis.Redis, action: str = "index memories")
         await client.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
 
 
-def _safe(url: str) -> str:
-    """The URL without its password, for error messages."""
-    if "@" not in url:
-        return url
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://***@{rest.split('@', 1)[1]}"
+def plain_password(password: SecretStr | None) -> str | None:
+    """The ``password=`` of redis-py's ``from_url`` (a password in the URL wins over it)."""
+    return None if password is None else password.get_secret_value()

@@ -1,13 +1,17 @@
-"""Health checks of a Redis deployment against the settings, for ``hindsight-redis doctor``."""
+"""Health checks of a Redis deployment against the settings, for ``hindsight-redis doctor``.
+
+Nothing secret is reported: whether the server has a password, never the password.
+"""
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio as aioredis
 
-from hindsight_redis.connection import embedded_server, profile_conflict
+from hindsight_redis.connection import embedded_server, plain_password, profile_conflict
 from hindsight_redis.errors import SEARCH_MODULE_HINT, HindsightError, redis_errors
 from hindsight_redis.keys import Keys
 from hindsight_redis.resp import as_text
@@ -59,7 +63,9 @@ async def diagnose(settings: Settings) -> DoctorReport:
         url = settings.redis_url
         report.facts["server"] = "external (HINDSIGHT_REDIS_URL)"
     report.facts["profile"] = f"{profile.name} ({profile.description})"
-    client = aioredis.Redis.from_url(url, socket_timeout=5)
+    client = aioredis.Redis.from_url(
+        url, socket_timeout=5, password=plain_password(settings.redis_password)
+    )
     try:
         with redis_errors("check the server"):
             await _check_server(client, settings, profile, report, check_persistence)
@@ -114,9 +120,96 @@ async def _check_server(
             f"persistence: {problem} (restart the embedded server with --profile "
             f"{profile.name}, or CONFIG SET it on your server)"
         )
+    await _check_exposure(client, settings, report)
     if has_search:
         await _check_search_gc(client, report)
         await _check_index(client, settings, report)
+
+
+async def _check_exposure(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
+    """A problem when the server takes clients from beyond loopback without a password, or
+    when a password is configured that the server does not require."""
+    try:
+        with redis_errors("read the network configuration"):
+            config = await client.config_get("bind")
+            config.update(await client.config_get("protected-mode"))
+            config.update(await client.config_get("requirepass"))
+    except HindsightError:
+        return  # a managed server that hides its configuration: nothing to check
+    try:
+        with redis_errors("read the default user"):
+            flags = await client.execute_command("ACL", "GETUSER", "default")  # type: ignore[no-untyped-call]
+    except HindsightError:
+        flags = None  # no ACL (or not allowed to read it): requirepass says it all
+    values = {as_text(k): as_text(v) for k, v in config.items()}
+    passwordless = not values.get("requirepass") and _nopass(flags)
+    bind = values.get("bind", "")
+    protected = values.get("protected-mode", "yes") == "yes"
+    report.facts["network"] = (
+        f"bind={bind!r} protected-mode={'yes' if protected else 'no'} "
+        f"password={'no' if passwordless else 'yes'}"
+    )
+    if passwordless and protected and not loopback_only(bind):
+        report.facts["network"] += " (protected mode refuses clients of other hosts)"
+    problem = exposure_problem(bind, protected=protected, passwordless=passwordless)
+    if problem is not None:
+        report.problems.append(problem)
+    if passwordless and settings.redis_password is not None:
+        # Redis takes any password when it requires none: the setting protects nothing.
+        report.problems.append(
+            "HINDSIGHT_REDIS_PASSWORD is set but this Redis requires no password: "
+            + (
+                "the embedded server was started without it; restart it "
+                "(`hindsight-redis server stop`, then `server start`)"
+                if settings.redis_url is None
+                else "set `requirepass` (or an ACL user) on the server"
+            )
+        )
+
+
+def _nopass(acl_user: Any) -> bool:
+    """Whether ``ACL GETUSER default`` says the default user is on with no password."""
+    if acl_user is None:
+        return True
+    fields = (
+        {as_text(k): v for k, v in acl_user.items()}
+        if isinstance(acl_user, dict)
+        else {as_text(acl_user[i]): acl_user[i + 1] for i in range(0, len(acl_user) - 1, 2)}
+    )
+    flags = {as_text(f) for f in fields.get("flags") or ()}
+    return "nopass" in flags and "on" in flags
+
+
+def exposure_problem(bind: str, *, protected: bool, passwordless: bool) -> str | None:
+    """What to say about a server bound to ``bind`` (``CONFIG GET bind``); None when it is safe.
+
+    Safe: loopback addresses only, a password, or protected mode (with no
+    password, Redis then refuses clients of other hosts). Otherwise anyone
+    who reaches the port reads and changes every memory.
+    """
+    if not passwordless or protected or loopback_only(bind):
+        return None
+    return (
+        f"Redis listens on {bind or '*'} with no password and protected mode off: anyone "
+        "who reaches the port reads and changes every memory; set a password "
+        "(HINDSIGHT_REDIS_PASSWORD for the embedded server, `requirepass` or an ACL user on "
+        "yours) or bind 127.0.0.1"
+    )
+
+
+def loopback_only(bind: str) -> bool:
+    """Whether a ``bind`` value (addresses, ``-`` marking optional ones) is loopback only."""
+    addresses = [a.lstrip("-") for a in bind.split()]
+    return bool(addresses) and all(_loopback(a) for a in addresses)
+
+
+def _loopback(address: str) -> bool:
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False  # "*" or a host name
 
 
 async def _check_search_gc(client: aioredis.Redis, report: DoctorReport) -> None:

@@ -31,7 +31,7 @@ HIT_FIELDS = (
     "content", "source", "agent_id", "session_id", "task_type", "tags", "created_at", "status",
 )  # fmt: skip
 """The fields a search hit carries."""
-SCOPE_FIELDS = ("status", "visibility", "namespace", "script")
+SCOPE_FIELDS = ("status", "visibility", "agent_id", "namespace", "script")
 """The fields a search leg returns: to post-filter its rows (``query.visible``), and
 the memory's script (cross-language ranking; RediSearch does not return ``lang``,
 its language field)."""

@@ -179,6 +179,15 @@ class ExportFileError(HindsightError, ValueError):
     """An export file cannot be read, or was not written by ``export``."""
 
 
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for an error message: cut to ``limit`` characters, safe for huge ints."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int with more digits than Python prints
+        text = f"<an {type(value).__name__} too long to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 # -- the boundary -----------------------------------------------------------------
 
 SEARCH_MODULE_HINT = (
@@ -235,8 +244,9 @@ def map_redis_error(exc: Exception, action: str, hint: str = "") -> HindsightErr
     after = f"; {hint}" if hint else ""
     if isinstance(exc, rx.AuthenticationError | rx.AuthorizationError):
         return RedisAccessDenied(
-            f"cannot {action}: Redis refused the credentials ({detail}); check the "
-            "password in HINDSIGHT_REDIS_URL (redis://user:password@host:port)"
+            f"cannot {action}: Redis refused the credentials ({detail}); check "
+            "HINDSIGHT_REDIS_PASSWORD or the password in HINDSIGHT_REDIS_URL "
+            "(redis://user:password@host:port)"
         )
     if isinstance(exc, rx.BusyLoadingError):
         return RedisUnavailable(f"cannot {action}: Redis is loading its data, retry shortly{after}")

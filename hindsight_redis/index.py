@@ -392,3 +392,22 @@ class MemoryIndex:
         info = await self.info()
         assert info is not None
         return info
+
+
+async def reindex_namespace(
+    redis: Redis, keys: Keys, settings: Settings, embedder: str
+) -> dict[str, Any]:
+    """``MemoryIndex.reindex`` under ``embedder`` (a setting's value); what the new index is."""
+    from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
+
+    new_settings = settings.model_copy(update={"embedder": embedder})
+    info = await MemoryIndex(redis, keys, new_settings).reindex(
+        embedder_from_settings(new_settings), contextual_from_settings(new_settings)
+    )
+    return {
+        "index": info.name,
+        "generation": info.generation,
+        "model": info.model_id,
+        "dims": info.dims,
+        "contextual_model": info.context_model or None,
+    }

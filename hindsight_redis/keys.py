@@ -111,3 +111,23 @@ class Keys:
     def sweep_lease(self) -> str:
         """Held by the one sweeper of the namespace (expires unless renewed)."""
         return f"{self.base}:sweep-lease"
+
+
+def namespace_registry(prefix: str) -> str:
+    """Set of every namespace written under ``prefix`` (added on a client's first write)."""
+    return f"{prefix}:namespaces"
+
+
+def namespace_discovery(prefix: str) -> str:
+    """Set once the streams written before the registry existed were added to it (``SCAN``)."""
+    return f"{prefix}:namespaces:discovered"
+
+
+def token_key(prefix: str, token_hash: str) -> str:
+    """Hash describing one access token, keyed by the token's SHA-256 (never the token)."""
+    return f"{prefix}:token:{token_hash}"
+
+
+def token_registry(prefix: str) -> str:
+    """Hash of token id -> token hash, for ``token list`` and ``token revoke``."""
+    return f"{prefix}:tokens"

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from hindsight_redis.errors import InvalidMemory
+from hindsight_redis.errors import InvalidMemory, shown
+from hindsight_redis.text import text_problem
 
 EVENT_VERSION = 1
 MemoryStatus = Literal["active", "archived", "dropped", "merged"]
@@ -41,6 +42,7 @@ _MAX_ID_CHARS = 256
 MAX_HALF_LIFE_DAYS = 36_500
 """The longest half-life a memory may carry (a century)."""
 _MAX_TAG_CHARS = 128
+_TAG_SEPARATOR = "|"  # documents.TAG_SEPARATOR: how a memory's tags are stored, joined
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +151,11 @@ class SearchHit:
 
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
-    """Metadata filters of a search; ``None`` means no constraint."""
+    """Metadata filters of a search; ``None`` means no constraint.
+
+    ``viewer`` is who searches: it sees the shared memories and its own
+    private ones. ``agent_id`` keeps only memories written by that agent.
+    """
 
     agent_id: str | None = None
     session_id: str | None = None
@@ -158,15 +164,20 @@ class SearchFilters:
     since: float | None = None
     until: float | None = None
     include_archived: bool = False
+    viewer: str = ""
 
 
-def _text(name: str, value: object, limit: int = _MAX_ID_CHARS) -> str:
+def _text(name: str, value: object, limit: int = _MAX_ID_CHARS, *, controls: bool = True) -> str:
+    """A text field of a write; ``controls=False`` for filter values (identifiers, tags)."""
     if value is None:
         return ""
     if not isinstance(value, str):
         raise InvalidMemory(f"{name} must be a string, got {type(value).__name__}")
     if len(value) > limit:
         raise InvalidMemory(f"{name} is {len(value)} characters, limit is {limit}")
+    problem = text_problem(value, controls=controls)
+    if problem is not None:
+        raise InvalidMemory(f"{name} {problem}")
     return value
 
 
@@ -179,9 +190,11 @@ def _tags(value: object, max_tags: int) -> tuple[str, ...]:
         raise InvalidMemory(f"{len(value)} tags given, limit is {max_tags}")
     tags = []
     for tag in value:
-        text = _text("tag", tag, _MAX_TAG_CHARS).strip()
+        text = _text("tag", tag, _MAX_TAG_CHARS, controls=False).strip()
         if not text:
             raise InvalidMemory("tags must not be empty strings")
+        if _TAG_SEPARATOR in text:
+            raise InvalidMemory(f"tag {text!r} holds {_TAG_SEPARATOR!r}, which separates tags")
         tags.append(text)
     return tuple(dict.fromkeys(tags))
 
@@ -213,17 +226,22 @@ def build_event(
         raise InvalidMemory("content must not be empty")
     if len(content) > max_content_chars:
         raise InvalidMemory(f"content is {len(content)} characters, limit is {max_content_chars}")
+    problem = text_problem(content)
+    if problem is not None:
+        raise InvalidMemory(f"content {problem}")
     importance = fields.get("importance")
     if importance is not None:
         if isinstance(importance, bool) or not isinstance(importance, int | float):
             raise InvalidMemory("importance must be a number between 0 and 1")
-        if not 0.0 <= float(importance) <= 1.0:
+        importance = finite_number(importance)
+        if importance is None or not 0.0 <= importance <= 1.0:
             raise InvalidMemory("importance must be between 0 and 1")
     half_life = fields.get("half_life_days")
     if half_life is not None:
         if isinstance(half_life, bool) or not isinstance(half_life, int | float):
             raise InvalidMemory("half_life_days must be a number of days")
-        if not math.isfinite(half_life) or not 0 < half_life <= MAX_HALF_LIFE_DAYS:
+        half_life = finite_number(half_life)
+        if half_life is None or not 0 < half_life <= MAX_HALF_LIFE_DAYS:
             raise InvalidMemory(f"half_life_days must be > 0 and at most {MAX_HALF_LIFE_DAYS}")
     protected = fields.get("protected", False)
     if not isinstance(protected, bool):
@@ -236,6 +254,10 @@ def build_event(
     visibility = _text("visibility", fields.get("visibility")) or "shared"
     if visibility not in ("shared", "private"):
         raise InvalidMemory('visibility must be "shared" or "private"')
+    if visibility == "private" and not fields.get("agent_id"):
+        raise InvalidMemory(
+            "a private memory needs an owner: pass agent_id or as_agent, or set HINDSIGHT_AGENT_ID"
+        )
     wait = fields.get("wait", False)
     if not isinstance(wait, bool):
         raise InvalidMemory("wait must be true or false")
@@ -245,17 +267,17 @@ def build_event(
         event_id=event_id_for(namespace, key),
         namespace=namespace,
         content=content,
-        agent_id=_text("agent_id", fields.get("agent_id")),
-        session_id=_text("session_id", fields.get("session_id")),
-        task_type=_text("task_type", fields.get("task_type")),
+        agent_id=_text("agent_id", fields.get("agent_id"), controls=False),
+        session_id=_text("session_id", fields.get("session_id"), controls=False),
+        task_type=_text("task_type", fields.get("task_type"), controls=False),
         source=_text("source", fields.get("source"), 1024),
         tags=_tags(fields.get("tags"), max_tags),
         protected=protected,
-        importance=None if importance is None else float(importance),
+        importance=importance,
         visibility=visibility,
         created_at=time.time() if now is None else now,
         notify=wait,
-        half_life_days=None if half_life is None else float(half_life),
+        half_life_days=half_life,
     )
 
 
@@ -268,10 +290,25 @@ def wait_timeout_s(fields: Mapping[str, Any], default_s: float) -> float:
     if value is None:
         return default_s
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidMemory(f"timeout_s must be a number of seconds, got {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise InvalidMemory(f"timeout_s must be a finite number >= 0, got {value!r}")
-    return float(value)
+        raise InvalidMemory(f"timeout_s must be a number of seconds, got {shown(value)}")
+    seconds = finite_number(value)
+    if seconds is None or seconds < 0:
+        raise InvalidMemory(f"timeout_s must be a finite number >= 0, got {shown(value)}")
+    return seconds
+
+
+def finite_number(value: object) -> float | None:
+    """``value`` as a float when it is a finite real number (not a bool), else None.
+
+    An int too large for a float is not finite (``math.isfinite`` would raise).
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 REASONS = {

@@ -4,6 +4,8 @@ No I/O. Everything user-supplied that reaches RediSearch's query syntax
 passes through here: tag values are escaped character by character, and the
 keyword query is rebuilt from word tokens only, so no operator (``-``,
 ``|``, ``@``, ``{``, ``*``, ``$``...) typed by a user can change a filter.
+Filter values with control characters (NUL ends a query), lone surrogates
+or past the write limits are refused (``InvalidQuery``): no memory could match.
 
 Tokenisation mirrors the index. English documents are split on punctuation
 except ``_`` (so ``ERR_CONN_RESET`` and ``user_42`` are single terms while
@@ -22,15 +24,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hindsight_redis.documents import SCOPE_FIELDS
-from hindsight_redis.errors import InvalidQuery
-from hindsight_redis.models import SearchFilters
+from hindsight_redis.errors import InvalidQuery, shown
+from hindsight_redis.models import SearchFilters, finite_number
 from hindsight_redis.resp import as_text
 from hindsight_redis.schema import TEXT_FIELD, stopword_set
-from hindsight_redis.text import HAN_CLASS, han_runs, is_han_word
+from hindsight_redis.text import HAN_CLASS, han_runs, is_han_word, text_problem
 
 MODES = ("hybrid", "vector", "keyword")
 MAX_QUERY_CHARS = 8_000
 MAX_TOP_K = 100
+MAX_FILTER_TAGS = 64
+MAX_FILTER_CHARS = 256
+"""The longest filter value (agent_id, session_id, task_type, a tag): as long as a write's."""
 SCORER = "BM25STD"
 DISTANCE = "__dist"
 """The name a KNN leg gives its distance (``1 - cosine``)."""
@@ -67,10 +72,13 @@ def check_search(query: object, top_k: object, mode: object) -> str:
         raise InvalidQuery("query must be a non-empty string")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidQuery(f"query is {len(query)} characters, limit is {MAX_QUERY_CHARS}")
+    problem = text_problem(query)
+    if problem is not None:
+        raise InvalidQuery(f"query {problem}")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise InvalidQuery(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
+        raise InvalidQuery(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {shown(top_k)}")
     if mode not in MODES:
-        raise InvalidQuery(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise InvalidQuery(f"mode must be one of {', '.join(MODES)}, got {shown(mode)}")
     return query.strip()
 
 
@@ -79,15 +87,26 @@ def _filter_text(name: str, value: object) -> str | None:
         return None
     if not isinstance(value, str):
         raise InvalidQuery(f"{name} must be a string, got {type(value).__name__}")
+    return _filter_value(name, value)
+
+
+def _filter_value(name: str, value: str) -> str:
+    """A value a tag clause matches exactly: bounded, no control characters."""
+    if len(value) > MAX_FILTER_CHARS:
+        raise InvalidQuery(f"{name} is {len(value)} characters, limit is {MAX_FILTER_CHARS}")
+    problem = text_problem(value, controls=False)
+    if problem is not None:
+        raise InvalidQuery(f"{name} {problem}")
     return value
 
 
 def _bound(name: str, value: object) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InvalidQuery(f"{name} must be a finite number (unix seconds), got {value!r}")
-    return float(value)
+    number = finite_number(value)
+    if number is None:
+        raise InvalidQuery(f"{name} must be a finite number (unix seconds), got {shown(value)}")
+    return number
 
 
 def search_filters(
@@ -99,13 +118,22 @@ def search_filters(
     since: object = None,
     until: object = None,
     include_archived: object = False,
+    viewer: str = "",
 ) -> SearchFilters:
-    """Validated ``SearchFilters`` from the keyword arguments of ``search()``."""
+    """Validated ``SearchFilters`` from the keyword arguments of ``search()``.
+
+    ``viewer`` is the identity of the caller (who may see its private memories).
+    """
     if tags is not None and (isinstance(tags, str) or not isinstance(tags, Sequence)):
         raise InvalidQuery("tags must be a list of strings")
     tag_values = None if tags is None else tuple(tags)
-    if tag_values is not None and not all(isinstance(t, str) and t for t in tag_values):
-        raise InvalidQuery("tags must be non-empty strings")
+    if tag_values is not None:
+        if len(tag_values) > MAX_FILTER_TAGS:
+            raise InvalidQuery(f"{len(tag_values)} tags given, limit is {MAX_FILTER_TAGS}")
+        # Stripped as a write strips them, so a memory is found by the tags it was given.
+        if not all(isinstance(t, str) and t.strip() for t in tag_values):
+            raise InvalidQuery("tags must be non-empty strings")
+        tag_values = tuple(_filter_value("tag", t.strip()) for t in tag_values)
     low, high = _bound("since", since), _bound("until", until)
     if low is not None and high is not None and low > high:
         raise InvalidQuery(f"since ({low}) is after until ({high})")
@@ -119,6 +147,7 @@ def search_filters(
         since=low,
         until=high,
         include_archived=include_archived,
+        viewer=viewer,
     )
 
 
@@ -131,16 +160,20 @@ def build_filter(namespace: str, filters: SearchFilters) -> str:
     """The RediSearch filter expression (DIALECT 2) for a search.
 
     Always restricts to the namespace; to ``status`` active unless
-    ``include_archived``; to shared memories unless ``agent_id`` is given (an
-    agent sees its own private memories). All given ``tags`` must be present.
+    ``include_archived``; to shared memories and the ``viewer``'s own
+    (private ones included). ``agent_id`` keeps those written by that agent;
+    it never widens what the viewer sees. All given ``tags`` must be present.
     """
     parts = [tag_clause("namespace", namespace)]
     if not filters.include_archived:
         parts.append(tag_clause("status", "active"))
-    if filters.agent_id:
-        parts.append(tag_clause("agent_id", filters.agent_id))
+    if filters.viewer:
+        shared = tag_clause("visibility", "shared")
+        parts.append(f"({shared} | {tag_clause('agent_id', filters.viewer)})")
     else:
         parts.append(tag_clause("visibility", "shared"))
+    if filters.agent_id:
+        parts.append(tag_clause("agent_id", filters.agent_id))
     if filters.session_id:
         parts.append(tag_clause("session_id", filters.session_id))
     if filters.task_type:
@@ -259,7 +292,14 @@ def visible(fields: Mapping[str, Any], namespace: str, filters: SearchFilters) -
         return False
     if not filters.include_archived and as_text(fields.get("status")) != "active":
         return False
-    return bool(filters.agent_id) or as_text(fields.get("visibility")) in ("shared", "")
+    return readable_by(fields, filters.viewer)
+
+
+def readable_by(fields: Mapping[str, Any], viewer: str) -> bool:
+    """Whether ``viewer`` may see a memory: shared, or its own (``visibility``, ``agent_id``)."""
+    if as_text(fields.get("visibility")) in ("shared", ""):
+        return True
+    return bool(viewer) and as_text(fields.get("agent_id")) == viewer
 
 
 def knn_command(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,8 +51,18 @@ class Settings(BaseSettings):
 
     # Connection and identity
     redis_url: str | None = Field(None, description="Redis URL; unset means the embedded server.")
+    redis_password: SecretStr | None = Field(
+        None,
+        description="Password of every connection (a password in redis_url wins); the "
+        "embedded server requires it (requirepass).",
+    )
     namespace: str = Field("default", description="The shared memory pool to use.")
     key_prefix: str = Field("hindsight", description="Prefix of every Redis key.")
+    agent_id: str = Field(
+        "",
+        max_length=256,
+        description="Who this client acts as: writes record it, searches see its private memories.",
+    )
     profile: Profile = Field("balanced", description="Persistence profile.")
 
     # Embedded server
@@ -73,6 +85,9 @@ class Settings(BaseSettings):
     worker_batch_size: int = Field(128, gt=0)
     worker_block_ms: int = Field(500, ge=0)
     claim_idle_ms: int = Field(30_000, gt=0)
+    namespace_refresh_s: float = Field(
+        2.0, gt=0, description="How often a worker serving every namespace looks for new ones."
+    )
     max_deliveries: int = Field(5, gt=0)
     outcome_ttl_s: int = Field(7 * 86_400, gt=0)
     stream_keep_acked: int = Field(10_000, ge=0)
@@ -205,6 +220,12 @@ class Settings(BaseSettings):
         RetentionPolicy.from_settings(self)  # ValueError when the weights cannot score
         return self
 
+    @field_validator("redis_password", mode="before")
+    @classmethod
+    def _no_empty_password(cls, value: object) -> object:
+        # HINDSIGHT_REDIS_PASSWORD= (set, empty) means no password, not the empty one.
+        return None if value == "" else value
+
     @field_validator("namespace", "key_prefix")
     @classmethod
     def _safe_name(cls, value: str) -> str:
@@ -212,6 +233,13 @@ class Settings(BaseSettings):
         if not value or len(value) > 64 or not set(value) <= allowed:
             raise ValueError("must be 1-64 characters of letters, digits, '-', '_' or '.'")
         return value
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The fields as ``repr`` shows them: a password in ``redis_url`` masked."""
+        for name, value in super().__repr_args__():
+            if name == "redis_url" and isinstance(value, str):
+                value = redact_url(value)
+            yield name, value
 
     def to_env(self) -> dict[str, str]:
         """``HINDSIGHT_*`` variables that rebuild these settings in another process.
@@ -251,6 +279,16 @@ class Settings(BaseSettings):
         if path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
         return tuple(sources)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the credentials of its authority (``user:password@``) masked."""
+    scheme, sep, rest = url.partition("://")
+    # Up to the query: a password may hold '/' (unencoded), a query value '@'.
+    main = re.split(r"[?#]", rest, maxsplit=1)[0]
+    if not sep or "@" not in main:
+        return url
+    return f"{scheme}://***@{rest[main.rindex('@') + 1 :]}"
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -100,3 +100,22 @@ def mostly_cjk(text: str) -> bool:
     """True when more than half of the letters and digits of ``text`` are CJK."""
     alnum = [ch for ch in text if ch.isalnum()]
     return sum(1 for ch in alnum if is_cjk(ch)) * 2 > len(alnum)
+
+
+def text_problem(text: str, *, controls: bool = True) -> str | None:
+    """What makes ``text`` unfit to store or to filter on, in words; None when it is fine.
+
+    A lone surrogate always (UTF-8 cannot carry one, yet JSON's ``"\\ud800"``
+    decodes to one). With ``controls=False`` also a C0 control character or
+    DEL: identifiers and tags become filter values, where NUL ends the query
+    and U+001F is the index's tag separator.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return f"holds a lone surrogate (U+{ord(text[e.start]):04X} at {e.start}): not valid text"
+    if not controls:
+        for i, ch in enumerate(text):
+            if ch < " " or ch == "\x7f":
+                return f"holds a control character (U+{ord(ch):04X} at {i})"
+    return None

@@ -4,7 +4,9 @@ A write without an idempotency key is one ``XADD`` behind a backlog gate
 (re-checked at most every ``_GATE_TTL_S`` per client); a batch, or a write
 with a key, is one Lua script call (``scripts.write_events``) that checks
 idempotency and the backlog and appends atomically. The durable profile then
-waits for the AOF fsync.
+waits for the AOF fsync. A writer's first write also adds its namespace to
+the prefix's registry (``keys.namespace_registry``), where workers serving
+every namespace find it; later writes skip that.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from hindsight_redis.errors import (
     WriteTimeout,
     redis_errors,
 )
-from hindsight_redis.keys import Keys
+from hindsight_redis.keys import Keys, namespace_registry
 from hindsight_redis.models import MemoryEvent, WriteReceipt
 from hindsight_redis.resp import as_text
 from hindsight_redis.settings import Settings
@@ -43,6 +45,7 @@ class StreamWriter:
         self.settings = settings
         self.keys = keys
         self._room_until = 0.0  # monotonic time until which the backlog gate is open
+        self._registered = False  # the namespace is in the registry (set on the first write)
 
     def _deadline(self) -> float:
         return time.monotonic() + self.settings.backpressure_timeout_s
@@ -57,9 +60,24 @@ class StreamWriter:
         """
         if time.monotonic() >= self._room_until:
             await self._wait_for_room(redis, self._deadline())
+        payload = encode_event(event)
         with redis_errors("write", hint=_RETRY_ONE):
-            stream_id = await redis.xadd(self.keys.stream, {EVENT_FIELD: encode_event(event)})
+            if self._registered:
+                stream_id = await redis.xadd(self.keys.stream, {EVENT_FIELD: payload})
+            else:  # the first write carries the registration in the same round trip
+                pipe = redis.pipeline(transaction=False)
+                pipe.xadd(self.keys.stream, {EVENT_FIELD: payload})
+                pipe.sadd(namespace_registry(self.keys.prefix), self.keys.namespace)
+                stream_id, _ = await pipe.execute()
+                self._registered = True
         return WriteReceipt(id=event.event_id, stream_id=as_text(stream_id))
+
+    async def _register(self, redis: Redis) -> None:
+        """Add the namespace to the registry, once per writer."""
+        if not self._registered:
+            with redis_errors("register the namespace", hint=_RETRY_KEYED):
+                await redis.sadd(namespace_registry(self.keys.prefix), self.keys.namespace)
+            self._registered = True
 
     async def _wait_for_room(self, redis: Redis, deadline: float) -> None:
         while True:
@@ -99,6 +117,7 @@ class StreamWriter:
                     events=payloads,
                 )
             if not isinstance(reply, bytes | str):
+                await self._register(redis)
                 return [
                     WriteReceipt(
                         id=event.event_id, stream_id=answer[2:], duplicate=answer.startswith("d:")

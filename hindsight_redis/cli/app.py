@@ -25,12 +25,14 @@ from hindsight_redis.cli.service import (
     cmd_dlq,
     cmd_doctor,
     cmd_mcp,
+    cmd_metrics,
     cmd_reindex,
     cmd_server,
     cmd_stats,
     cmd_up,
     cmd_worker,
 )
+from hindsight_redis.cli.tokens import cmd_token
 from hindsight_redis.errors import HindsightError
 
 # -- parser ---------------------------------------------------------------------
@@ -53,6 +55,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--port", dest="server_port", type=int, help="embedded server port (0: free)"
     )
     parser.add_argument("--embedder", help='"local", "hash" or "litellm:<model>"')
+    parser.add_argument(
+        "--as-agent", dest="as_agent", help="act as this agent (default: HINDSIGHT_AGENT_ID)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,6 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("doctor", cmd_doctor, "check server version, modules, persistence and index")
     p = add("worker", cmd_worker, "run a worker until SIGTERM (or --burst: drain and exit)")
     p.add_argument("--burst", action="store_true")
+    served = p.add_mutually_exclusive_group()
+    served.add_argument(
+        "--all-namespaces", action="store_true", help="serve every namespace, new ones too"
+    )
+    served.add_argument("--namespaces", help="serve these, comma-separated (a,b,c)")
     p = add("write", cmd_write, "write one memory")
     p.add_argument("content", help="the memory's text; - reads it from stdin")
     for flag in ("agent-id", "session-id", "task-type", "source", "idempotency-key"):
@@ -99,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", type=float, help="created at or after (unix seconds)")
     p.add_argument("--until", type=float, help="created at or before (unix seconds)")
     p.add_argument("--include-archived", action="store_true")
+    p.add_argument("--max-tokens", type=int, help="hits until their content passes N tokens")
     p.add_argument("--json", action="store_true", help="print the hits as JSON")
     for name, text in (
         ("get", "show one memory"),
@@ -125,10 +136,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", type=Path)
     p = add("stats", cmd_stats, "counters, backlog, pending, dead letters, live workers")
     p.add_argument("--json", action="store_true", help="print the stats as JSON")
+    # --port is this command's own: the embedded server's stays HINDSIGHT_SERVER_PORT.
+    p = sub.add_parser(
+        "metrics", help="serve Prometheus /metrics for every namespace", conflict_handler="resolve"
+    )
+    _common(p)
+    p.set_defaults(handler=cmd_metrics)
+    p.add_argument("--port", dest="metrics_port", type=int, default=9464, help="port of /metrics")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind")
     p = add("mcp", cmd_mcp, "serve memory_write/search/get/forget/restore/stats over MCP")
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: address to bind")
     p.add_argument("--mcp-port", dest="mcp_port", type=int, default=8765, help="http: port")
+    p.add_argument(
+        "--workers", type=int, default=1, help="in-process workers (0: rely on external ones)"
+    )
     p = add("up", cmd_up, "Redis + workers + MCP over HTTP, in the foreground")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--host", default="127.0.0.1", help="MCP address to bind")
@@ -136,6 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
     add("reindex", cmd_reindex, "rebuild the index under --embedder without downtime")
     p = add("conflicts", cmd_conflicts, "memories flagged as contradicting another")
     p.add_argument("--limit", type=int, default=100)
+    p = add("token", cmd_token, "create, list or revoke the HTTP transport's access tokens")
+    token = p.add_subparsers(dest="token_action", required=True)
+    t = token.add_parser("create", help="print a new token once (only its hash is stored)")
+    t.add_argument("--agent-id", dest="token_agent", required=True, help="who the token acts as")
+    t.add_argument("--scope", choices=["read", "write", "admin"], default="write")
+    t.add_argument("--ttl-days", type=float, help="expires after N days (default: never)")
+    t.add_argument("--json", action="store_true", help="print the token and its record as JSON")
+    t = token.add_parser("list", help="the live tokens (never the tokens themselves)")
+    t.add_argument("--json", action="store_true", help="print the records as JSON")
+    t = token.add_parser("revoke", help="revoke a token by its id (see token list)")
+    t.add_argument("token_id")
     p = add("dlq", cmd_dlq, "list or replay dead letters")
     p.add_argument("action", choices=["list", "replay"])
     p.add_argument("ids", nargs="*", help="dead-letter ids to replay (default: all)")

@@ -47,6 +47,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         value = getattr(args, name, None)
         if value is not None:
             overrides[name] = value
+    if getattr(args, "as_agent", None) is not None:
+        overrides["agent_id"] = args.as_agent
     return load_settings(**overrides)
 
 

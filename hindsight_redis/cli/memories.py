@@ -45,6 +45,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
                 top_k=args.top_k,
                 mode=args.mode,
                 include_archived=args.include_archived,
+                max_tokens=args.max_tokens,
                 **filters,
             ),
         )

@@ -1,14 +1,16 @@
 """Commands that run or inspect the service: server, doctor, worker, dlq, reindex,
-conflicts, stats, mcp, up, demo."""
+conflicts, stats, metrics, mcp, up, demo."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
+from typing import Literal
 
 from hindsight_redis.cli.common import print_json, with_client
-from hindsight_redis.settings import Settings
+from hindsight_redis.errors import InvalidArgument
+from hindsight_redis.settings import Settings, redact_url
 
 # -- server ---------------------------------------------------------------------
 
@@ -56,10 +58,17 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    """``worker [--burst]``: consume until SIGTERM, or drain and exit."""
+    """``worker [--burst] [--all-namespaces | --namespaces a,b]``: consume until SIGTERM,
+    or drain and exit; ``--namespace``'s one, every namespace, or those listed."""
     from hindsight_redis.pipeline.worker import Worker
 
-    report = Worker(settings).run(burst=args.burst, install_signal_handlers=True)
+    namespaces: list[str] | Literal["*"] | None = None
+    if args.all_namespaces:
+        namespaces = "*"
+    elif args.namespaces is not None:
+        namespaces = [name.strip() for name in args.namespaces.split(",") if name.strip()]
+    worker = Worker(settings, namespaces=namespaces)
+    report = worker.run(burst=args.burst, install_signal_handlers=True)
     print_json(report)
     return 0
 
@@ -105,11 +114,28 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_metrics(args: argparse.Namespace, settings: Settings) -> int:
+    """``metrics --port P``: serve Prometheus ``/metrics`` until interrupted."""
+    import signal
+
+    from hindsight_redis.metrics import serve
+
+    url = f"http://{args.host}:{args.metrics_port}/metrics"
+    print(f"Prometheus metrics of prefix {settings.key_prefix!r} at {url}", file=sys.stderr)
+    # uvicorn re-raises the signal that stopped it once it has shut down: exit 0 instead.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: sys.exit(0))
+    serve(settings, args.host, args.metrics_port)
+    return 0
+
+
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     """``mcp --transport stdio|http``: serve the memory tools."""
     from hindsight_redis.mcp_server import run_server
 
-    run_server(settings, args.transport, args.host, args.mcp_port)
+    if args.workers < 0:
+        raise InvalidArgument("--workers must be 0 or more")
+    run_server(settings, args.transport, args.host, args.mcp_port, workers=args.workers)
     return 0
 
 
@@ -138,7 +164,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
         for _ in range(args.workers)
     ]
     if server is None:
-        redis_note = f"Redis {target.url} (external, left running)"
+        redis_note = f"Redis {redact_url(target.url)} (external, left running)"
     elif started_here:
         redis_note = f"embedded Redis {target.url} (started now, stopped with the rest)"
     else:
@@ -156,7 +182,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: sys.exit(0))
     try:
-        run_server(settings, "http", args.host, args.mcp_port)
+        run_server(settings, "http", args.host, args.mcp_port, workers=0)
     finally:
         for proc in workers:
             proc.terminate()  # SIGTERM: each finishes its batch, acks, exits

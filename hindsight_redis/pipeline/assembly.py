@@ -2,13 +2,17 @@
 
 Order: the filter layers (rules, summarize, score), then embed, then dedup
 and conflict checks against what is stored. The index is created (or checked
-against the embedder) before the first entry is read.
+against the embedder) before the first entry is read. What needs no
+namespace (the embedders, the filter stages, the conflict judge: models that
+take memory and time to load) is built once, in ``SharedParts``, and shared by
+every namespace a worker serves.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import redis.asyncio as aioredis
 
@@ -16,12 +20,20 @@ from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Stage
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
+from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.settings import Settings
+
+if TYPE_CHECKING:
+    from hindsight_redis.pipeline.dedup import ConflictJudge
 
 
 @dataclass(slots=True)
 class BuiltPipeline:
-    """The stages a worker runs and what its commits need to know."""
+    """The stages a worker runs and what its commits need to know.
+
+    ``stages`` starts with ``SharedParts.stages`` (the namespace-independent
+    ones); ``own_stages`` are the rest, which need the namespace's index.
+    """
 
     stages: list[Stage]
     vector_field: str
@@ -31,35 +43,69 @@ class BuiltPipeline:
     maintenance: Callable[[], Awaitable[object]] | None = None
     ensure_index: Callable[[], Awaitable[object]] | None = None
     refiner: Refiner | None = None
+    own_stages: list[Stage] = field(default_factory=list)
 
 
-async def build_pipeline(redis: aioredis.Redis, keys: Keys, settings: Settings) -> BuiltPipeline:
-    """Stages for ``settings``, with the index ensured for their embedder."""
-    from hindsight_redis.access import flush_access_log
-    from hindsight_redis.index import MemoryIndex
-    from hindsight_redis.pipeline.dedup import DedupStage, judge_from_settings
+@dataclass(frozen=True, slots=True)
+class SharedParts:
+    """The parts of a pipeline that do not depend on the namespace, built once per worker.
+
+    ``stages`` (the filters, then embed) can run over candidates of many
+    namespaces at once.
+    """
+
+    embedder: Embedder
+    contextual: Embedder | None
+    stages: list[Stage]
+    judge: ConflictJudge
+
+
+def shared_parts(settings: Settings) -> SharedParts:
+    """The embedders, filter and embed stages and conflict judge of ``settings``.
+
+    Models load lazily, on first use.
+    """
+    from hindsight_redis.pipeline.dedup import judge_from_settings
     from hindsight_redis.pipeline.embed import EmbedStage
     from hindsight_redis.pipeline.filters import build_filter_stages
 
     embedder = embedder_from_settings(settings)
-    contextual = contextual_from_settings(settings)
+    return SharedParts(
+        embedder=embedder,
+        contextual=contextual_from_settings(settings),
+        stages=[*build_filter_stages(settings), EmbedStage(embedder)],
+        judge=judge_from_settings(settings),
+    )
+
+
+async def build_pipeline(
+    redis: aioredis.Redis, keys: Keys, settings: Settings, shared: SharedParts | None = None
+) -> BuiltPipeline:
+    """Stages for ``settings``, with the index ensured for their embedder.
+
+    ``shared``: the namespace-independent parts to reuse (built from
+    ``settings`` when not given).
+    """
+    from hindsight_redis.access import flush_access_log
+    from hindsight_redis.index import MemoryIndex
+    from hindsight_redis.pipeline.dedup import DedupStage
+
+    parts = shared or shared_parts(settings)
+    embedder, contextual = parts.embedder, parts.contextual
     index = MemoryIndex(redis, keys, settings)
     info = await index.ensure(embedder, contextual)
     refiner = None
     if contextual is not None and info.context_model == contextual.model_id:
         refiner = Refiner(redis, keys, contextual, batch_size=settings.refine_batch_size)
-    stages: list[Stage] = [
-        *build_filter_stages(settings),
-        EmbedStage(embedder),
-        DedupStage(redis, keys, settings, info, judge=judge_from_settings(settings)),
-    ]
+    own: list[Stage] = [DedupStage(redis, keys, settings, info, judge=parts.judge)]
 
     async def maintenance() -> object:
         """Periodic upkeep: fold batched access counts into the memories."""
         return await flush_access_log(redis, keys)
 
     return BuiltPipeline(
-        stages=stages,
+        stages=[*parts.stages, *own],
+        own_stages=own,
         vector_field=info.vector_field,
         embedding_model=info.model_id,
         generation=info.generation,

@@ -36,7 +36,8 @@ async def trim_acknowledged(redis: aioredis.Redis, keys: Keys, keep_below: int) 
         limit = _id_tuple(as_text(group["last-delivered-id"]))
         if int(group["pending"]):
             summary = await redis.xpending(keys.stream, name)
-            limit = min(limit, _id_tuple(as_text(summary["min"])))
+            if summary["min"] is not None:  # None: all acknowledged since
+                limit = min(limit, _id_tuple(as_text(summary["min"])))
         boundary = limit if boundary is None else min(boundary, limit)
     if boundary is None:
         return 0
@@ -69,16 +70,20 @@ class PeriodicSweep:
         """True when ``sweep_interval_s`` is set."""
         return self._settings.sweep_interval_s > 0
 
-    def start_if_due(self) -> None:
-        """Start a sweep when the interval has passed and none is running."""
-        if not self.enabled or self._stopping:
-            return
-        if self._task is not None and not self._task.done():
-            return
+    @property
+    def running(self) -> bool:
+        """True while a sweep of this namespace runs."""
+        return self._task is not None and not self._task.done()
+
+    def start_if_due(self) -> bool:
+        """Start a sweep when the interval has passed and none is running; True if started."""
+        if not self.enabled or self._stopping or self.running:
+            return False
         if time.monotonic() - self._last < self._settings.sweep_interval_s:
-            return
+            return False
         self._last = time.monotonic()
         self._task = asyncio.create_task(self._run())
+        return True
 
     async def _run(self) -> None:
         settings = self._settings

@@ -1,10 +1,15 @@
-"""The worker: a consumer of the namespace's stream in the ``workers`` group.
+"""The worker: a consumer in the ``workers`` group of one namespace, a list, or every one.
 
-Each round it reclaims entries whose consumer died or failed (``XAUTOCLAIM``
-after ``claim_idle_ms``), moves those delivered ``max_deliveries`` times to
-the dead-letter stream, fills the rest of the batch with new entries
-(``XREADGROUP >``), runs the stages and commits. Failed entries stay pending
-and are retried by whichever worker reclaims them. Signal handlers are only
+Each round it reclaims entries whose consumer died or failed, reads new
+entries of every served stream (one ``XREADGROUP`` per chunk of streams, at
+most a batch per namespace), and hands each namespace its batch in turn
+(``consumer.NamespaceConsumer``: stages, commit, dead letters). A flooded
+namespace therefore gets one batch per round like any other and cannot
+starve the rest. The models are loaded once and shared by all namespaces.
+
+With ``namespaces="*"`` the worker serves every namespace of the prefix's
+registry (``pipeline.namespaces``), re-read every ``namespace_refresh_s``, so
+new namespaces are served without a restart. Signal handlers are only
 installed when asked (the CLI does), never when embedded in someone's process.
 """
 
@@ -13,68 +18,62 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import signal
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable, Sequence
+from typing import Literal, TypeVar
 
 import redis.asyncio as aioredis
 
-from hindsight_redis import scripts
-from hindsight_redis.codec import decode_event
 from hindsight_redis.connection import connect, require_search
 from hindsight_redis.errors import (
+    EmbeddingMismatch,
     HindsightError,
-    IndexMoved,
-    PoisonMessage,
     RedisCommandError,
     RedisUnavailable,
     redis_errors,
 )
 from hindsight_redis.keys import Keys
+from hindsight_redis.pipeline.assembly import SharedParts, shared_parts
 from hindsight_redis.pipeline.base import Candidate, Stage
-from hindsight_redis.pipeline.commit import Committer
-from hindsight_redis.pipeline.maintenance import PeriodicSweep, trim_acknowledged
-from hindsight_redis.pipeline.refine import Refiner
-from hindsight_redis.resp import as_text
+from hindsight_redis.pipeline.consumer import NamespaceConsumer, WorkerReport, run_stages
+from hindsight_redis.pipeline.namespaces import ServedNamespaces, wanted
+from hindsight_redis.pipeline.streams import Entry, Lease, all_drained, read_group
 from hindsight_redis.settings import Settings
 
+__all__ = ["Worker", "WorkerReport", "run_stages"]
+
 log = logging.getLogger(__name__)
-Entry = tuple[str, dict[bytes, bytes]]
-_MAINTENANCE_EVERY_S = 5.0
+_T = TypeVar("_T")
+_MAINTENANCE_EVERY_S = 5.0  # alone; serving several namespaces, some of them every second:
+_MAINTAIN_EACH_S = 60.0  # each at least this often
 _MAX_OUTAGE_PAUSE_S = 5.0
-
-
-@dataclass(slots=True)
-class WorkerReport:
-    """What one ``run()`` did."""
-
-    batches: int = 0
-    indexed: int = 0
-    merged: int = 0
-    dropped: int = 0
-    already: int = 0
-    failed: int = 0
-    dead_lettered: int = 0
-    refined: int = 0
+_CHUNK = 256  # streams per XREADGROUP
+_READ_AHEAD_BATCHES = 4  # a chunk's read takes at most this many batches; the rest tops up
+_JOINT_BATCHES = 2  # namespaces' batches run the common stages together up to this many batches
+_CONCURRENT_COMMITS = 8  # namespaces running their own stages and commit at once
+_REFINE_TRIES = 8  # namespaces asked for refine work per idle round
 
 
 class Worker:
-    """Consumes writes of one namespace and indexes what survives the filters.
+    """Consumes writes and indexes what survives the filters.
 
+    ``namespaces``: None serves ``settings.namespace``; a list serves those;
+    ``"*"`` serves every namespace of the prefix, new ones included.
     ``stages`` replaces the default stage list (filters, embed, dedup);
     ``extra_stages`` run after it. Start several workers (processes or hosts)
-    to scale out: they share the consumer group.
+    to scale out: they share each namespace's consumer group.
     """
 
     def __init__(
         self,
         settings: Settings | None = None,
         *,
+        namespaces: Sequence[str] | Literal["*"] | None = None,
         name: str | None = None,
         stages: Sequence[Stage] | None = None,
         extra_stages: Sequence[Stage] = (),
@@ -83,24 +82,35 @@ class Worker:
         self.settings = settings or Settings()
         self.keys = Keys(self.settings.key_prefix, self.settings.namespace)
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self._multi = namespaces is not None
+        self._maintenance_every_s = 1.0 if self._multi else _MAINTENANCE_EVERY_S
+        self._served = ServedNamespaces(
+            self.settings,
+            wanted(namespaces, self.settings.namespace),
+            self._consumer,
+            strict=not self._multi,
+        )
         self._stages = list(stages) if stages is not None else None
         self._extra_stages = list(extra_stages)
         self._redis = redis
         self._stopping = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self.report = WorkerReport()
-        self._maintenance: Callable[[], Awaitable[object]] | None = None
-        self._ensure_index: Callable[[], Awaitable[object]] | None = None
-        self._refiner: Refiner | None = None
-        self._own_pending_first = False
-        self._sweeps: PeriodicSweep | None = None
+        self._shared: SharedParts | None = None
+        self._turn = 0
+        self._maintain_turn = 0
+
+    @property
+    def namespaces(self) -> list[str]:
+        """The namespaces being served, sorted."""
+        return sorted(self._served.consumers)
 
     def run(self, burst: bool = False, *, install_signal_handlers: bool = False) -> WorkerReport:
-        """Consume until stopped (``burst``: until the stream is drained)."""
+        """Consume until stopped (``burst``: until every served stream is drained)."""
         return asyncio.run(self.run_async(burst, install_signal_handlers=install_signal_handlers))
 
     def stop(self) -> None:
-        """Ask the worker to finish its batch and return (safe from any thread)."""
+        """Ask the worker to finish its round and return (safe from any thread)."""
         if self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._stopping.set)
 
@@ -115,16 +125,16 @@ class Worker:
                 self._loop.add_signal_handler(sig, self._stopping.set)
         owns = self._redis is None
         redis = self._redis or await connect(self.settings)
-        self._sweeps = PeriodicSweep(redis, self.keys, self.settings)
         try:
             await require_search(redis, "start the worker")
-            await self._ensure_group(redis)
-            with redis_errors("start the worker"):
-                committer, stages = await self._assemble(redis)
-            await self._loop_until_done(redis, committer, stages, burst)
-            await self._leave_group(redis)
+            self._shared = shared_parts(self.settings)
+            await self._served.start(redis)
+            await self._loop_until_done(redis, burst)
+            for consumer in self._served.consumers.values():
+                await consumer.leave_group()
         finally:
-            await self._sweeps.stop()
+            for consumer in self._served.consumers.values():
+                await consumer.sweeps.stop()
             if install_signal_handlers:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     self._loop.remove_signal_handler(sig)
@@ -132,44 +142,21 @@ class Worker:
                 await redis.aclose()
         return self.report
 
-    async def _leave_group(self, redis: aioredis.Redis) -> None:
-        """Stopped cleanly: forget this consumer, unless it holds entries (reclaimed later)."""
-        with contextlib.suppress(RedisUnavailable), redis_errors("leave the consumer group"):
-            await scripts.leave_group(
-                redis, stream=self.keys.stream, group=self.keys.group, consumer=self.name
-            )
-
-    async def _assemble(self, redis: aioredis.Redis) -> tuple[Committer, list[Stage]]:
-        from hindsight_redis.pipeline.assembly import build_pipeline
-
-        built = await build_pipeline(redis, self.keys, self.settings)
-        committer = Committer(
+    def _consumer(self, redis: aioredis.Redis, namespace: str) -> NamespaceConsumer:
+        assert self._shared is not None
+        return NamespaceConsumer(
             redis,
-            self.keys,
-            vector_field=built.vector_field,
-            embedding_model=built.embedding_model,
-            generation=built.generation,
-            outcome_ttl_s=self.settings.outcome_ttl_s,
-            contextual=built.contextual,
+            self.settings.model_copy(update={"namespace": namespace}),
+            name=self.name,
+            report=self.report,
+            shared=self._shared,
+            stages=self._stages,
+            extra_stages=self._extra_stages,
         )
-        stages = self._stages if self._stages is not None else built.stages
-        stages = [*stages, *self._extra_stages]
-        self._maintenance = built.maintenance
-        self._ensure_index = built.ensure_index
-        self._refiner = built.refiner
-        return committer, stages
 
-    async def _ensure_group(self, redis: aioredis.Redis) -> None:
-        try:
-            with redis_errors("create the consumer group"):
-                await redis.xgroup_create(self.keys.stream, self.keys.group, id="0", mkstream=True)
-        except RedisCommandError as e:
-            if "BUSYGROUP" not in e.reply:
-                raise
+    # -- the loop -------------------------------------------------------------
 
-    async def _loop_until_done(
-        self, redis: aioredis.Redis, committer: Committer, stages: list[Stage], burst: bool
-    ) -> None:
+    async def _loop_until_done(self, redis: aioredis.Redis, burst: bool) -> None:
         last_maintenance = 0.0
         block_ms = (
             min(self.settings.worker_block_ms, 100) if burst else self.settings.worker_block_ms
@@ -179,262 +166,237 @@ class Worker:
         while not self._stopping.is_set():
             try:
                 with redis_errors("consume the stream"):
-                    entries = await self._reclaim(redis, committer)
-                    room = self.settings.worker_batch_size - len(entries)
-                    if room > 0:
-                        # While refining, only peek at the stream between refine steps.
-                        block = None if entries or refining else block_ms
-                        entries += await self._read_new(redis, room, block=block)
-                    if entries:
-                        try:
-                            await self._check_generation(redis, committer)
-                            await self._process(entries, committer, stages)
-                        except IndexMoved as e:
-                            # Re-ensure: raises EmbeddingMismatch (and stops this worker)
-                            # when its embedder is not the one the index was rebuilt with.
-                            log.warning("%s; reloading the pipeline", e)
-                            committer, stages = await self._assemble(redis)
-                        self.report.batches += 1
+                    if self._served.refresh_due:
+                        await self._served.refresh(redis)
+                    # While refining, only peek at the streams between refine steps.
+                    if await self._round(redis, None if refining else block_ms):
                         refining = False
                     else:
                         refining = await self._refine() > 0
                         if not refining and burst and await self._drained(redis):
                             break
-                    if time.monotonic() - last_maintenance > _MAINTENANCE_EVERY_S:
+                    if time.monotonic() - last_maintenance > self._maintenance_every_s:
                         last_maintenance = time.monotonic()
-                        await self._maintain(redis)
-                    if self._sweeps is not None:
-                        self._sweeps.start_if_due()  # runs beside consumption
+                        await self._maintain_some()
+                    self._start_a_sweep()  # runs beside consumption
                     outage_s = 0.0
             except RedisUnavailable as e:
                 # Redis restarting or unreachable: nothing is lost (unacknowledged
-                # entries stay pending), so wait and resume where the stream is.
+                # entries stay pending), so wait and resume where the streams are.
                 outage_s = min(max(outage_s * 2, 0.1), _MAX_OUTAGE_PAUSE_S)
                 log.warning("redis unavailable (%s); retrying in %.1fs", e, outage_s)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), outage_s)
                 with contextlib.suppress(RedisUnavailable), redis_errors("reconnect"):
-                    await self._recover(redis)
+                    for consumer in self._served.consumers.values():
+                        await consumer.recover()
         with contextlib.suppress(RedisUnavailable), redis_errors("run maintenance"):
-            await self._maintain(redis)
+            for consumer in self._served.consumers.values():
+                await consumer.maintain()
 
-    async def _recover(self, redis: aioredis.Redis) -> None:
-        """After an outage: the group and the index may be gone (a server without persistence)."""
-        await self._ensure_group(redis)
-        if self._ensure_index is not None:
-            await self._ensure_index()
-        self._own_pending_first = True  # what this worker held when the outage hit
+    async def _round(self, redis: aioredis.Redis, block_ms: int | None) -> bool:
+        """Reclaim, read and process at most a batch per namespace; False when none had work."""
+        consumers = self._served.rotation(self._turn)
+        self._turn += 1
+        if not consumers:
+            with contextlib.suppress(TimeoutError):  # nothing to serve yet
+                await asyncio.wait_for(self._stopping.wait(), (block_ms or 0) / 1000)
+            return False
+        async with Lease(redis, self.name, self.settings.claim_idle_ms) as lease:
+            batches = await self._reclaim(redis, consumers, lease)
+            full = await self._read_new(redis, consumers, batches, lease, block_ms)
+            batch = self.settings.worker_batch_size
+            work: list[tuple[NamespaceConsumer, list[Entry]]] = []
+            size = 0
+            for consumer in consumers:
+                entries = batches.get(consumer.namespace, [])
+                if consumer.namespace in full and len(entries) < batch:
+                    entries += await self._top_up(redis, consumer, batch - len(entries), lease)
+                if entries:
+                    work.append((consumer, entries))
+                    size += len(entries)
+                if size >= _JOINT_BATCHES * batch:
+                    await self._process(redis, work)
+                    work, size = [], 0
+            if work:
+                await self._process(redis, work)
+        return bool(batches)
 
-    async def _check_generation(self, redis: aioredis.Redis, committer: Committer) -> None:
-        """``IndexMoved`` when a reindex swapped the index since the pipeline was built."""
-        live = await redis.hget(self.keys.index_meta, "generation")
-        if live is not None and int(live) != committer.generation:
-            raise IndexMoved(
-                f"the index moved from generation {committer.generation} to {int(live)} (reindex)"
-            )
+    async def _reclaim(
+        self, redis: aioredis.Redis, consumers: list[NamespaceConsumer], lease: Lease
+    ) -> dict[str, list[Entry]]:
+        """Entries idle too long, by namespace (kept leased).
 
-    async def _read_new(self, redis: aioredis.Redis, count: int, block: int | None) -> list[Entry]:
-        # ">" reads new entries; "0" re-reads this consumer's own pending ones,
-        # which after an outage need no wait for claim_idle_ms.
-        start = "0" if self._own_pending_first else ">"
-        self._own_pending_first = False
-        response = await redis.xreadgroup(
-            self.keys.group, self.name, {self.keys.stream: start}, count=count, block=block or None
-        )
-        streams: Any = response or []
-        if isinstance(streams, dict):  # RESP3 replies map stream -> entries
-            streams = list(streams.items())
-        entries: list[Entry] = []
-        for _stream, items in streams:
-            # A pending entry deleted from the stream comes back without fields.
-            entries += [(as_text(entry_id), fields) for entry_id, fields in items if fields]
-        return entries
-
-    async def _reclaim(self, redis: aioredis.Redis, committer: Committer) -> list[Entry]:
-        """Entries idle too long in any consumer's PEL: crashed workers or failures."""
-        _next, claimed, _deleted = await redis.xautoclaim(
-            self.keys.stream,
-            self.keys.group,
-            self.name,
-            min_idle_time=self.settings.claim_idle_ms,
-            start_id="0-0",
-            count=self.settings.worker_batch_size,
-        )
-        entries = [(as_text(i), f) for i, f in claimed if f is not None]
-        if not entries:
-            return []
+        Alone, a worker reclaims every round; serving many namespaces, each
+        every quarter of ``claim_idle_ms`` (an idle entry waits that long anyway).
+        """
+        every_s = self.settings.claim_idle_ms / 4000 if self._multi else 0.0
+        now = time.monotonic()
+        due = [c for c in consumers if now - c.last_reclaim >= every_s]
         pipe = redis.pipeline(transaction=False)
-        for entry_id, _ in entries:
-            pipe.xpending_range(
-                self.keys.stream, self.keys.group, min=entry_id, max=entry_id, count=1
-            )
-        pipe.hmget(self.keys.errors, [entry_id for entry_id, _ in entries])
-        *pending, errors = await pipe.execute()
-        keep: list[Entry] = []
-        for (entry_id, fields), info, error in zip(entries, pending, errors, strict=True):
-            deliveries = int(info[0]["times_delivered"]) if info else 1
-            if deliveries <= self.settings.max_deliveries:
-                keep.append((entry_id, fields))
-                continue
-            reason = as_text(error) if error else "worker died while processing it"
-            await self._dead_letter(
-                committer,
-                entry_id,
-                fields,
-                f"{reason} (after {deliveries - 1} deliveries)",
-                deliveries - 1,
-            )
-        return keep
+        for consumer in due:
+            consumer.queue_reclaim(pipe)
+        # One round trip for all; a stream deleted meanwhile fails alone (the read notices).
+        replies = await pipe.execute(raise_on_error=not self._multi) if due else []
+        batches: dict[str, list[Entry]] = {}
+        for consumer, reply in zip(due, replies, strict=True):
+            entries = [] if isinstance(reply, Exception) else await consumer.reclaimed(reply)
+            if entries:
+                batches[consumer.namespace] = entries
+                lease.add(consumer.keys.stream, [i for i, _ in entries])
+        return batches
 
-    async def _dead_letter(
+    async def _read_new(
         self,
-        committer: Committer,
-        entry_id: str,
-        fields: dict[bytes, bytes],
-        error: str,
-        deliveries: int,
-    ) -> None:
+        redis: aioredis.Redis,
+        consumers: list[NamespaceConsumer],
+        batches: dict[str, list[Entry]],
+        lease: Lease,
+        block_ms: int | None,
+    ) -> set[str]:
+        """Add new entries to ``batches``, at most a batch per namespace (fewer over many
+        namespaces); returns the namespaces that got all they asked for (and may have more)."""
+        batch = self.settings.worker_batch_size
+        room = {c.namespace: batch - len(batches.get(c.namespace, ())) for c in consumers}
+        readers = [c for c in consumers if room[c.namespace] > 0]
+        chunks = [readers[i : i + _CHUNK] for i in range(0, len(readers), _CHUNK)]
+        # Idle so far: block on each chunk in turn, for a share of block_ms.
+        block = max(1, block_ms // len(chunks)) if block_ms and chunks and not batches else None
+        full: set[str] = set()
+        for chunk in chunks:
+            ahead = _READ_AHEAD_BATCHES * batch // len(chunk)
+            count = max(1, min(ahead, *(room[c.namespace] for c in chunk)))
+            found = await self._read(redis, chunk, count, block)
+            for namespace, entries in found.items():
+                batches.setdefault(namespace, []).extend(entries)
+                lease.add(self._served.consumers[namespace].keys.stream, [i for i, _ in entries])
+                if len(entries) >= count:
+                    full.add(namespace)
+            if found:
+                block = None
+        return full
+
+    async def _top_up(
+        self, redis: aioredis.Redis, consumer: NamespaceConsumer, count: int, lease: Lease
+    ) -> list[Entry]:
+        """Up to ``count`` more new entries of a namespace that had more than its share read."""
+        if self._stopping.is_set():
+            return []  # stopping: finish what was read, read no more
+        more = (await self._read(redis, [consumer], count, None)).get(consumer.namespace, [])
+        lease.add(consumer.keys.stream, [i for i, _ in more])
+        return more
+
+    async def _read(
+        self,
+        redis: aioredis.Redis,
+        consumers: list[NamespaceConsumer],
+        count: int,
+        block: int | None,
+    ) -> dict[str, list[Entry]]:
+        """New entries of each consumer's stream (at most ``count`` each), by namespace."""
+        # ">" reads new entries; "0" re-reads a consumer's own pending ones,
+        # which after an outage need no wait for claim_idle_ms.
+        streams = {}
+        for consumer in consumers:
+            streams[consumer.keys.stream] = "0" if consumer.own_pending_first else ">"
+            consumer.own_pending_first = False
         try:
-            event = decode_event(fields)
-            event_id, notify = event.event_id, event.notify
-        except PoisonMessage:
-            event_id, notify = None, False
-        if await committer.dead_letter(
-            entry_id, fields, error, deliveries, event_id=event_id, notify=notify
-        ):
-            self.report.dead_lettered += 1
-            log.warning("dead-lettered stream entry %s: %s", entry_id, error)
+            with redis_errors("read the streams"):
+                found = await read_group(redis, self.name, streams, count=count, block_ms=block)
+        except RedisCommandError as e:
+            if "NOGROUP" not in e.reply:
+                raise
+            await self._served.lost(redis, consumers)
+            return {}
+        owners = self._served.by_stream
+        return {owners[s].namespace: e for s, e in found.items() if s in owners}
 
     async def _process(
-        self, entries: list[Entry], committer: Committer, stages: list[Stage]
+        self, redis: aioredis.Redis, work: list[tuple[NamespaceConsumer, list[Entry]]]
     ) -> None:
-        candidates: list[Candidate] = []
-        for entry_id, fields in entries:
-            try:
-                event = decode_event(fields)
-            except PoisonMessage as e:
-                await self._dead_letter(committer, entry_id, fields, f"PoisonMessage: {e}", 1)
-                continue
-            candidates.append(Candidate(entry_id=entry_id, event=event, content=event.content))
-        async with self._lease(committer.redis, [c.entry_id for c in candidates]):
-            try:
-                await run_stages(stages, candidates)
-                ready = candidates
-            except RedisUnavailable:
-                raise  # an outage is not the entries' fault: the loop waits it out
-            except Exception:
-                log.exception("batch of %d failed; retrying entries one by one", len(candidates))
-                ready = await self._isolate(candidates, committer, stages, dict(entries))
-            counts = await committer.commit(ready)
-        self.report.indexed += counts["indexed"]
-        self.report.merged += counts["merged"]
-        self.report.dropped += counts["dropped"]
-        self.report.already += counts["already"]
-
-    @contextlib.asynccontextmanager
-    async def _lease(self, redis: aioredis.Redis, entry_ids: list[str]) -> AsyncIterator[None]:
-        """Keep a batch claimed while it is processed (slow LLM calls, big batches).
-
-        Every third of ``claim_idle_ms`` the worker re-claims its entries
-        (``XCLAIM ... JUSTID``), resetting their idle time, so no other worker
-        reclaims and redoes them. Entries already acknowledged are ignored.
-        """
-        interval_s = self.settings.claim_idle_ms / 3000
-        ids: list[Any] = list(entry_ids)
-
-        done = asyncio.Event()
-
-        async def renew() -> None:
-            while True:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(done.wait(), interval_s)
-                if done.is_set():
-                    return
-                with contextlib.suppress(RedisUnavailable), redis_errors("renew the lease"):
-                    await redis.xclaim(
-                        self.keys.stream,
-                        self.keys.group,
-                        self.name,
-                        min_idle_time=int(interval_s * 500),
-                        message_ids=ids,
-                        justid=True,
-                    )
-
-        renewal = asyncio.create_task(renew()) if entry_ids else None
+        """The batches of several namespaces: the common stages (filters, embed) run once
+        over all their candidates, then each namespace runs its own and commits."""
+        started = time.perf_counter()
+        pipe = redis.pipeline(transaction=False)
+        for consumer, _ in work:
+            pipe.hget(consumer.keys.index_meta, "generation")
+        prepared = []
+        for (consumer, entries), generation in zip(work, await pipe.execute(), strict=True):
+            candidates = await self._guard(consumer, consumer.prepare(entries, generation))
+            if candidates is not None:
+                prepared.append((consumer, candidates, entries))
+        if not prepared:
+            return
+        common_ran = True
         try:
-            yield
-        finally:
-            # Signal, don't cancel: a cancel landing inside the Redis client can
-            # be swallowed there, and awaiting such a task would hang the worker.
-            done.set()
-            if renewal is not None:
-                finished, _ = await asyncio.wait({renewal}, timeout=5.0)
-                if not finished:
-                    renewal.cancel()
+            await run_stages(prepared[0][0].common_stages, [c for _, cs, _ in prepared for c in cs])
+        except RedisUnavailable:
+            raise  # an outage is not the entries' fault: the loop waits it out
+        except Exception:
+            log.exception("batch of %d namespaces failed; retrying one by one", len(prepared))
+            common_ran = False
+        slots = asyncio.Semaphore(_CONCURRENT_COMMITS)
 
-    async def _isolate(
-        self,
-        candidates: list[Candidate],
-        committer: Committer,
-        stages: list[Stage],
-        fields_by_id: dict[str, dict[bytes, bytes]],
-    ) -> list[Candidate]:
-        """Run each candidate alone so one poison entry cannot fail its batch-mates."""
-        ready = []
-        for old in candidates:
-            candidate = Candidate(entry_id=old.entry_id, event=old.event, content=old.event.content)
-            try:
-                await run_stages(stages, [candidate])
-            except Exception as e:
-                self.report.failed += 1
-                error = f"{type(e).__name__}: {e}"
-                if isinstance(e, HindsightError) and not e.retryable:
-                    await self._dead_letter(
-                        committer, old.entry_id, fields_by_id[old.entry_id], error, 1
-                    )
-                else:  # stays pending; reclaimed after claim_idle_ms and retried
-                    await committer.redis.hset(self.keys.errors, old.entry_id, error[:2000])
-                continue
-            ready.append(candidate)
-        return ready
+        async def finish(job: tuple[NamespaceConsumer, list[Candidate], list[Entry]]) -> None:
+            consumer, candidates, entries = job
+            async with slots:  # their Redis round trips overlap
+                done = consumer.finish(candidates, entries, common_ran=common_ran, started=started)
+                await self._guard(consumer, done)
 
-    async def _refine(self) -> int:
-        """One background refine step while the stream is idle; 0 when nothing is pending.
+        outcomes = await asyncio.gather(*map(finish, prepared), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
 
-        A refiner that fails for any reason but Redis being down is switched
-        off for this run (logged): it must never hold up the stream.
-        """
-        if self._refiner is None:
-            return 0
+    async def _guard(self, consumer: NamespaceConsumer, step: Awaitable[_T]) -> _T | None:
+        """Await one namespace's step. Serving many, its failure stops only that namespace."""
         try:
-            done = await self._refiner.refine_once()
+            return await step
         except RedisUnavailable:
             raise
-        except Exception:
-            log.exception("contextual refiner failed; continuing without it")
-            self._refiner = None
-            return 0
-        self.report.refined += done
-        return done
+        except EmbeddingMismatch as e:
+            if not self._multi:
+                raise
+            self._served.drop(consumer, e)
+        except HindsightError:
+            if not self._multi:
+                raise
+            log.exception("batch of %s failed; its entries stay pending", consumer.namespace)
+        return None
+
+    # -- between rounds -------------------------------------------------------
+
+    async def _refine(self) -> int:
+        """A background refine step in the next namespace that may have work; 0 if none."""
+        tries = 0
+        for consumer in self._served.rotation(self._turn):
+            if self._multi and not consumer.may_refine:
+                continue  # found nothing since its last commit
+            done = await consumer.refine()
+            if done:
+                return done
+            tries += 1
+            if tries >= _REFINE_TRIES:
+                break
+        return 0
 
     async def _drained(self, redis: aioredis.Redis) -> bool:
-        """True when every entry was delivered and acknowledged."""
-        for group in await redis.xinfo_groups(self.keys.stream):
-            if as_text(group["name"]) == self.keys.group:
-                return int(group["pending"]) == 0 and int(group.get("lag") or 0) == 0
-        return True
+        """True when every entry of every served stream was delivered and acknowledged."""
+        return await all_drained(redis, list(self._served.by_stream))
 
-    async def _maintain(self, redis: aioredis.Redis) -> None:
-        try:
-            await trim_acknowledged(redis, self.keys, self.settings.stream_keep_acked)
-            if self._maintenance is not None:
-                await self._maintenance()
-        except Exception:  # maintenance must never stop consumption
-            log.exception("maintenance failed")
+    async def _maintain_some(self) -> None:
+        """Maintain the next namespaces in turn: each at least every ``_MAINTAIN_EACH_S``."""
+        consumers = self._served.rotation(self._maintain_turn)
+        share = math.ceil(len(consumers) * self._maintenance_every_s / _MAINTAIN_EACH_S)
+        for consumer in consumers[:share]:
+            await consumer.maintain()
+        self._maintain_turn += share
 
-
-async def run_stages(stages: Sequence[Stage], batch: list[Candidate]) -> None:
-    """Pass a batch through every stage in order."""
-    for stage in stages:
-        if any(c.alive for c in batch):
-            await stage.process(batch)
+    def _start_a_sweep(self) -> None:
+        """Start the next due retention sweep, one at a time per worker."""
+        consumers = list(self._served.consumers.values())
+        if any(c.sweeps.running for c in consumers):
+            return
+        for consumer in consumers:
+            if consumer.sweeps.start_if_due():
+                return

@@ -94,7 +94,11 @@ async def commit(
     -- -> 1 committed, 0 already committed (only acked), -1 merge target vanished,
     --    -2 the index moved to a new generation (reindex): nothing done
     if redis.call('EXISTS', outcome_key) == 1 then
-      redis.call('XACK', stream, group, entry_id)
+      -- A second entry of a committed event (e.g. an append retried by a client) was
+      -- counted as accepted: count it processed too, or the backlog never drains.
+      if redis.call('XACK', stream, group, entry_id) == 1 then
+        redis.call('HINCRBY', stats, 'processed', 1)
+      end
       return 0
     end
     if op ~= 'drop' and redis.call('HGET', index_meta, 'generation') ~= generation then

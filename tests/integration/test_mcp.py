@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -11,7 +10,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
 import jsonschema
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -19,12 +17,13 @@ from mcp.client.streamable_http import streamablehttp_client
 
 from hindsight_redis import Settings, Worker
 from hindsight_redis.server import free_port
+from tests.integration.helpers import until_answers
 
 FACT = "The billing-service-v2 deploy failed with ERR_CONN_RESET; bob rolled it back at 14:05"
 
 
-def _env(settings: Settings) -> dict[str, str]:
-    return {**os.environ, **settings.to_env()}
+def _env(settings: Settings, agent: str = "ops") -> dict[str, str]:
+    return {**os.environ, **settings.to_env(), "HINDSIGHT_AGENT_ID": agent}
 
 
 def _data(result: Any) -> Any:
@@ -35,7 +34,7 @@ def _data(result: Any) -> Any:
     return json.loads(result.content[0].text)
 
 
-async def _exercise(session: ClientSession) -> None:
+async def _exercise(session: ClientSession, me: str = "ops") -> None:
     await session.initialize()
     tools = {t.name: t for t in (await session.list_tools()).tools}
     assert {
@@ -48,27 +47,23 @@ async def _exercise(session: ClientSession) -> None:
     for tool in tools.values():  # invalid schemas make models call tools wrongly
         jsonschema.Draft202012Validator.check_schema(tool.inputSchema)
         assert tool.description
-    written = _data(
-        await session.call_tool(
-            "memory_write", {"content": FACT, "agent_id": "coder", "wait": True, "timeout_s": 20}
-        )
-    )
+    forged = {"content": FACT, "agent_id": "coder", "wait": True, "timeout_s": 20}
+    written = _data(await session.call_tool("memory_write", forged))
     assert written["status"] == "indexed"
     dropped = _data(
         await session.call_tool("memory_write", {"content": "好的，收到", "wait": True})
     )
     assert dropped["status"] == "dropped" and dropped["reason"].startswith("rule:")
     secret = "The staging database password rotates every Monday at 06:00 UTC"
-    private = {"content": secret, "agent_id": "ops", "visibility": "private", "wait": True}
+    private = {"content": secret, "visibility": "private", "wait": True}
     assert _data(await session.call_tool("memory_write", private))["status"] == "indexed"
-    shared = _data(await session.call_tool("memory_search", {"query": "staging password"}))
-    assert secret not in [h["content"] for h in shared]  # private: not for other agents
-    own = {"query": "staging password", "agent_id": "ops"}
+    own = {"query": "staging password"}
     assert _data(await session.call_tool("memory_search", own))[0]["content"] == secret
     hits = _data(
         await session.call_tool("memory_search", {"query": "ERR_CONN_RESET", "mode": "keyword"})
     )
-    assert hits[0]["id"] == written["id"] and hits[0]["agent_id"] == "coder"
+    # The writer is the session's identity: an agent_id argument cannot forge it.
+    assert hits[0]["id"] == written["id"] and hits[0]["agent_id"] == me
     assert hits[0]["keyword"] is not None
     forgotten = _data(await session.call_tool("memory_forget", {"memory_id": written["id"]}))
     assert forgotten["status"] == "archived"
@@ -95,7 +90,8 @@ async def _exercise(session: ClientSession) -> None:
     assert bad.isError
 
 
-async def test_stdio_session_writes_searches_forgets(settings: Settings, worker: Worker) -> None:
+async def test_stdio_session_indexes_with_no_worker_running(settings: Settings) -> None:
+    # No worker fixture: the server's own in-process worker indexes the writes.
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "hindsight_redis.cli", "mcp", "--transport", "stdio"],
@@ -120,24 +116,18 @@ async def _http_server(
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        async with httpx.AsyncClient() as http:
-            for _ in range(300):
-                try:
-                    await http.get(url)
-                    break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.05)
+        await until_answers(url)
         yield url, proc
     finally:
         proc.terminate()
         proc.wait(timeout=60)
 
 
-async def test_streamable_http_session_writes_searches_forgets(
+async def test_streamable_http_session_with_external_workers_only(
     settings: Settings, worker: Worker
 ) -> None:
     async with (
-        _http_server(settings, "mcp", "--transport", "http") as (url, _),
+        _http_server(settings, "mcp", "--transport", "http", "--workers", "0") as (url, _),
         streamablehttp_client(url) as (read, write, _),
         ClientSession(read, write) as session,
     ):

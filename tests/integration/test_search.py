@@ -170,7 +170,13 @@ async def test_private_memories_only_for_their_agent(env: Env) -> None:
     await env.put("shared", "public plan for the launch", agent_id="b")
     await env.indexed(2)
     assert await env.search("plan for the launch") == ["shared"]
-    assert await env.search("plan for the launch", filters=SearchFilters(agent_id="a")) == ["mine"]
+    seen_by_a = await env.search("plan for the launch", filters=SearchFilters(viewer="a"))
+    assert sorted(seen_by_a) == ["mine", "shared"]
+    # "written by a" never shows a's private memory to anyone but a.
+    assert await env.search("plan for the launch", filters=SearchFilters(agent_id="a")) == []
+    mine = SearchFilters(agent_id="a", viewer="a")
+    assert await env.search("plan for the launch", filters=mine) == ["mine"]
+    assert await env.search("plan for the launch", filters=SearchFilters(viewer="b")) == ["shared"]
 
 
 @pytest.mark.parametrize(

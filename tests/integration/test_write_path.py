@@ -343,3 +343,23 @@ async def test_a_changed_weekday_is_flagged_not_merged(
     assert record is not None and record.status == "active"  # kept, not merged away
     assert record.conflicts_with == (old.id,)
     assert {r.id for r in await client.conflicts()} == {new.id, old.id}  # both, for review
+
+
+async def test_a_resent_entry_of_a_committed_write_is_counted_and_the_backlog_drains(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
+    from hindsight_redis.codec import encode_event
+    from hindsight_redis.models import build_event
+
+    event = build_event(
+        client.settings.namespace,
+        {"content": "Carol moved the standup to Thursday at 10:30"},
+        max_content_chars=1000,
+        max_tags=3,
+    )
+    for _ in range(2):  # an XADD resent because its reply was lost
+        await client.redis.xadd(client.keys.stream, {EVENT_FIELD: encode_event(event)})
+    await drain()
+    stats = await client.stats()
+    assert (stats["accepted"], stats["processed"], stats["indexed"]) == (2, 2, 1)
+    assert stats["backlog"] == 0 and stats["pending"] == 0

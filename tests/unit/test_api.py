@@ -49,7 +49,7 @@ def test_the_sync_client_has_every_method_with_the_same_signature() -> None:
 
 def test_write_takes_exactly_the_write_fields() -> None:
     parameters = inspect.signature(AsyncMemoryClient.write).parameters
-    assert tuple(parameters)[1:] == WRITE_FIELDS  # self first
+    assert tuple(parameters)[1:] == (*WRITE_FIELDS, "as_agent")  # self first; who writes last
     assert all(p.kind is p.KEYWORD_ONLY for p in list(parameters.values())[2:])
 
 
@@ -62,24 +62,26 @@ def _subparser(name: str) -> argparse.ArgumentParser:
 
 def _dests(parser: argparse.ArgumentParser) -> set[str]:
     common = {"redis_url", "namespace", "profile", "server_dir", "server_port", "embedder"}
+    common |= {"as_agent"}
     return {a.dest for a in parser._actions if a.dest not in ("help", *common)}
 
 
 def test_the_cli_write_and_search_options_are_the_library_arguments() -> None:
     assert _dests(_subparser("write")) == set(WRITE_FIELDS)
     search = set(inspect.signature(AsyncMemoryClient.search).parameters) - {"self"}
-    assert _dests(_subparser("search")) - {"json"} == search
+    assert _dests(_subparser("search")) - {"json"} == search - {"as_agent"}  # --as-agent: global
     assert set(SEARCH_FILTERS) <= search
 
 
 def test_the_mcp_tools_take_the_library_arguments(settings_for_mcp: Settings) -> None:
     from hindsight_redis.mcp_server import build_server
 
-    server = build_server(settings_for_mcp)
+    server, _ = build_server(settings_for_mcp)
     tools = {t.name: t for t in asyncio.run(server.list_tools())}
     assert tuple(tools["memory_write"].inputSchema["properties"]) == WRITE_FIELDS
     search = tuple(inspect.signature(AsyncMemoryClient.search).parameters)[1:]
-    assert set(tools["memory_search"].inputSchema["properties"]) == set(search)
+    # Who the caller is comes from its token or settings, never from an argument.
+    assert set(tools["memory_search"].inputSchema["properties"]) == set(search) - {"as_agent"}
 
 
 @pytest.fixture

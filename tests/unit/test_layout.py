@@ -25,7 +25,10 @@ def _imports(path: Path) -> set[str]:
 
 
 def _python_files() -> list[Path]:
-    return [p for d in ("hindsight_redis", "tests", "benchmarks") for p in (ROOT / d).rglob("*.py")]
+    roots = ("hindsight_redis", "tests", "benchmarks")
+    found = (p for d in roots for p in (ROOT / d).rglob("*.py"))
+    # Not ours: virtualenvs of the peer benchmarks (benchmarks/peers/.venv-*), caches.
+    return [p for p in found if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)]
 
 
 @pytest.mark.parametrize("module", PURE)

@@ -59,9 +59,17 @@ def test_filter_include_archived_drops_status_clause() -> None:
     assert "@status" not in build_filter("ns", SearchFilters(include_archived=True))
 
 
-def test_filter_with_agent_sees_its_private_memories() -> None:
+def test_a_viewer_sees_shared_memories_and_its_own() -> None:
+    expr = build_filter("ns", SearchFilters(viewer="planner"))
+    assert expr.endswith("(@visibility:{shared} | @agent_id:{planner})")
+
+
+def test_the_agent_filter_narrows_and_never_widens() -> None:
+    # Written by "planner", seen by nobody in particular: only the shared ones.
     expr = build_filter("ns", SearchFilters(agent_id="planner"))
-    assert "@agent_id:{planner}" in expr and "@visibility" not in expr
+    assert "@visibility:{shared}" in expr and expr.endswith("@agent_id:{planner}")
+    seen_by_coder = build_filter("ns", SearchFilters(agent_id="planner", viewer="coder"))
+    assert "(@visibility:{shared} | @agent_id:{coder}) @agent_id:{planner}" in seen_by_coder
 
 
 def test_filter_combines_all_fields_escaped() -> None:
@@ -210,6 +218,8 @@ def test_visible_applies_the_default_filters_to_a_row() -> None:
     archived = {**row, "status": b"archived"}
     assert not visible(archived, "ns", SearchFilters())
     assert visible(archived, "ns", SearchFilters(include_archived=True))
-    private = {**row, "visibility": b"private"}
+    private = {**row, "visibility": b"private", "agent_id": b"planner"}
     assert not visible(private, "ns", SearchFilters())
-    assert visible(private, "ns", SearchFilters(agent_id="planner"))
+    assert not visible(private, "ns", SearchFilters(agent_id="planner"))  # a filter, not a key
+    assert not visible(private, "ns", SearchFilters(viewer="coder"))
+    assert visible(private, "ns", SearchFilters(viewer="planner"))

@@ -1,0 +1,342 @@
+"""One namespace's share of a worker: its stream in the ``workers`` group, its pipeline.
+
+A ``NamespaceConsumer`` reclaims entries whose consumer died or failed
+(``XAUTOCLAIM`` after ``claim_idle_ms``), moves those delivered
+``max_deliveries`` times to the dead-letter stream, and carries a batch
+through its two ends: ``prepare`` (decode; rebuild the pipeline after a
+reindex) and ``finish`` (its own stages, dedup against its index, then the
+commit). What lies between is the worker's: reading new entries, and the
+stages that need no namespace (filters, embed: ``common_stages``, with
+models shared by all consumers, ``assembly.SharedParts``). One read and one
+run of those serve many namespaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
+
+from hindsight_redis import scripts
+from hindsight_redis.codec import decode_event
+from hindsight_redis.errors import (
+    HindsightError,
+    IndexMoved,
+    PoisonMessage,
+    RedisCommandError,
+    RedisUnavailable,
+    redis_errors,
+)
+from hindsight_redis.keys import Keys
+from hindsight_redis.metrics import observe_batch
+from hindsight_redis.pipeline.assembly import BuiltPipeline, SharedParts, build_pipeline
+from hindsight_redis.pipeline.base import Candidate, Stage
+from hindsight_redis.pipeline.commit import Committer
+from hindsight_redis.pipeline.maintenance import PeriodicSweep, trim_acknowledged
+from hindsight_redis.pipeline.refine import Refiner
+from hindsight_redis.pipeline.streams import Entry
+from hindsight_redis.resp import as_text
+from hindsight_redis.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class WorkerReport:
+    """What one ``Worker.run()`` did (over every namespace it served)."""
+
+    batches: int = 0
+    indexed: int = 0
+    merged: int = 0
+    dropped: int = 0
+    already: int = 0
+    failed: int = 0
+    dead_lettered: int = 0
+    refined: int = 0
+
+
+class NamespaceConsumer:
+    """Consumes one namespace's stream as consumer ``name``; counts into ``report``.
+
+    ``stages`` replaces the default stage list, ``extra_stages`` run after it.
+    """
+
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        settings: Settings,
+        *,
+        name: str,
+        report: WorkerReport,
+        shared: SharedParts,
+        stages: Sequence[Stage] | None = None,
+        extra_stages: Sequence[Stage] = (),
+    ) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.keys = Keys(settings.key_prefix, settings.namespace)
+        self.name = name
+        self.report = report
+        self.sweeps = PeriodicSweep(redis, self.keys, settings)
+        self.own_pending_first = False  # after an outage: re-read what this consumer held
+        self.may_refine = True  # False once the refiner found nothing, until the next commit
+        self.last_reclaim = 0.0
+        self._shared = shared
+        self._stages = list(stages) if stages is not None else None
+        self._extra_stages = list(extra_stages)
+        self._committer: Committer | None = None
+        self._common: list[Stage] = []  # run over many namespaces' candidates at once
+        self._own: list[Stage] = []
+        self._built: BuiltPipeline | None = None
+        self._refiner: Refiner | None = None
+
+    @property
+    def namespace(self) -> str:
+        """The namespace served."""
+        return self.keys.namespace
+
+    async def start(self) -> None:
+        """Create the consumer group if missing, ensure the index and build the stages."""
+        await self.ensure_group()
+        with redis_errors("start the worker"):
+            await self.assemble()
+
+    async def ensure_group(self) -> None:
+        """Create the ``workers`` group (and the stream) unless it exists."""
+        try:
+            with redis_errors("create the consumer group"):
+                await self.redis.xgroup_create(
+                    self.keys.stream, self.keys.group, id="0", mkstream=True
+                )
+        except RedisCommandError as e:
+            if "BUSYGROUP" not in e.reply:
+                raise
+
+    async def assemble(self) -> None:
+        """(Re)build the stages and the committer for the index as it is now."""
+        built = await build_pipeline(self.redis, self.keys, self.settings, self._shared)
+        self._committer = Committer(
+            self.redis,
+            self.keys,
+            vector_field=built.vector_field,
+            embedding_model=built.embedding_model,
+            generation=built.generation,
+            outcome_ttl_s=self.settings.outcome_ttl_s,
+            contextual=built.contextual,
+        )
+        if self._stages is None:
+            self._common, own = self._shared.stages, built.own_stages
+        else:
+            self._common, own = [], self._stages
+        self._own = [*own, *self._extra_stages]
+        self._built = built
+        self._refiner = built.refiner
+
+    @property
+    def common_stages(self) -> list[Stage]:
+        """The leading stages that need no namespace: the worker runs them over the
+        candidates of several namespaces at once, then each ``finish``-es its own."""
+        return self._common
+
+    @property
+    def committer(self) -> Committer:
+        """The committer of the current pipeline (``start()`` first)."""
+        if self._committer is None:
+            raise RuntimeError("NamespaceConsumer.start() was not called")
+        return self._committer
+
+    async def recover(self) -> None:
+        """After an outage: the group and the index may be gone (a server without persistence)."""
+        await self.ensure_group()
+        if self._built is not None and self._built.ensure_index is not None:
+            await self._built.ensure_index()
+        self.own_pending_first = True  # what this worker held when the outage hit
+
+    async def leave_group(self) -> None:
+        """Stopped cleanly: forget this consumer, unless it holds entries (reclaimed later)."""
+        with contextlib.suppress(RedisUnavailable), redis_errors("leave the consumer group"):
+            await scripts.leave_group(
+                self.redis, stream=self.keys.stream, group=self.keys.group, consumer=self.name
+            )
+
+    # -- a batch --------------------------------------------------------------
+
+    def queue_reclaim(self, pipe: Pipeline) -> None:
+        """Queue the ``XAUTOCLAIM`` of entries idle too long in any consumer's PEL
+        (crashed workers or failures) on ``pipe``; its reply goes to ``reclaimed``."""
+        self.last_reclaim = time.monotonic()
+        pipe.xautoclaim(
+            self.keys.stream,
+            self.keys.group,
+            self.name,
+            min_idle_time=self.settings.claim_idle_ms,
+            start_id="0-0",
+            count=self.settings.worker_batch_size,
+        )
+
+    async def reclaimed(self, reply: Any) -> list[Entry]:
+        """The entries an ``XAUTOCLAIM`` reply claimed, less those dead-lettered now
+        (delivered more than ``max_deliveries`` times)."""
+        _next, claimed, _deleted = reply
+        entries = [(as_text(i), f) for i, f in claimed if f is not None]
+        if not entries:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for entry_id, _ in entries:
+            pipe.xpending_range(
+                self.keys.stream, self.keys.group, min=entry_id, max=entry_id, count=1
+            )
+        pipe.hmget(self.keys.errors, [entry_id for entry_id, _ in entries])
+        *pending, errors = await pipe.execute()
+        keep: list[Entry] = []
+        for (entry_id, fields), info, error in zip(entries, pending, errors, strict=True):
+            deliveries = int(info[0]["times_delivered"]) if info else 1
+            if deliveries <= self.settings.max_deliveries:
+                keep.append((entry_id, fields))
+                continue
+            reason = as_text(error) if error else "worker died while processing it"
+            await self._dead_letter(
+                entry_id, fields, f"{reason} (after {deliveries - 1} deliveries)", deliveries - 1
+            )
+        return keep
+
+    async def prepare(self, entries: list[Entry], generation: object) -> list[Candidate] | None:
+        """The batch's candidates (poison entries are dead-lettered), or None when a reindex
+        moved the index to ``generation`` (the live one, as read from ``Keys.index_meta``):
+        the pipeline is then rebuilt and the entries stay pending until reclaimed.
+
+        Raises ``EmbeddingMismatch`` when this worker's embedder no longer fits the index.
+        """
+        built = self.committer.generation
+        if generation is not None and int(as_text(generation)) != built:
+            moved = f"the index moved from generation {built} to {as_text(generation)}"
+            log.warning("%s (reindex); reloading the pipeline of %s", moved, self.namespace)
+            await self.assemble()
+            self.report.batches += 1
+            return None
+        candidates: list[Candidate] = []
+        for entry_id, fields in entries:
+            try:
+                event = decode_event(fields)
+            except PoisonMessage as e:
+                await self._dead_letter(entry_id, fields, f"PoisonMessage: {e}", 1)
+                continue
+            candidates.append(Candidate(entry_id=entry_id, event=event, content=event.content))
+        return candidates
+
+    async def finish(
+        self, candidates: list[Candidate], entries: list[Entry], *, common_ran: bool, started: float
+    ) -> None:
+        """Run the namespace's own stages over ``candidates`` and commit them.
+
+        ``common_ran``: the common stages (``common_stages``) processed them;
+        False when those failed, and every candidate then runs the whole
+        pipeline alone. ``started``: when the batch began (``perf_counter``).
+        """
+        try:
+            ready = await self._run_own(candidates) if common_ran else None
+            if ready is None:
+                ready = await self._isolate(candidates, dict(entries))
+            counts = await self.committer.commit(ready)
+        except IndexMoved as e:
+            # Re-ensure: raises EmbeddingMismatch when the embedder does not fit any more.
+            log.warning("%s; reloading the pipeline of %s", e, self.namespace)
+            await self.assemble()
+        else:
+            self.report.indexed += counts["indexed"]
+            self.report.merged += counts["merged"]
+            self.report.dropped += counts["dropped"]
+            self.report.already += counts["already"]
+        self.report.batches += 1
+        self.may_refine = True
+        observe_batch(self.namespace, time.perf_counter() - started)
+
+    async def _run_own(self, candidates: list[Candidate]) -> list[Candidate] | None:
+        """``candidates`` after the own stages; None when the batch failed."""
+        try:
+            await run_stages(self._own, candidates)
+        except RedisUnavailable:
+            raise  # an outage is not the entries' fault: the loop waits it out
+        except Exception:
+            log.exception("batch of %d failed; retrying entries one by one", len(candidates))
+            return None
+        return candidates
+
+    async def _dead_letter(
+        self, entry_id: str, fields: dict[bytes, bytes], error: str, deliveries: int
+    ) -> None:
+        try:
+            event = decode_event(fields)
+            event_id, notify = event.event_id, event.notify
+        except PoisonMessage:
+            event_id, notify = None, False
+        if await self.committer.dead_letter(
+            entry_id, fields, error, deliveries, event_id=event_id, notify=notify
+        ):
+            self.report.dead_lettered += 1
+            log.warning("dead-lettered stream entry %s: %s", entry_id, error)
+
+    async def _isolate(
+        self, candidates: list[Candidate], fields_by_id: dict[str, dict[bytes, bytes]]
+    ) -> list[Candidate]:
+        """Run each candidate alone so one poison entry cannot fail its batch-mates."""
+        ready = []
+        for old in candidates:
+            candidate = Candidate(entry_id=old.entry_id, event=old.event, content=old.event.content)
+            try:
+                await run_stages([*self._common, *self._own], [candidate])
+            except Exception as e:
+                self.report.failed += 1
+                error = f"{type(e).__name__}: {e}"
+                if isinstance(e, HindsightError) and not e.retryable:
+                    await self._dead_letter(old.entry_id, fields_by_id[old.entry_id], error, 1)
+                else:  # stays pending; reclaimed after claim_idle_ms and retried
+                    await self.redis.hset(self.keys.errors, old.entry_id, error[:2000])
+                continue
+            ready.append(candidate)
+        return ready
+
+    # -- when idle ------------------------------------------------------------
+
+    async def refine(self) -> int:
+        """One background refine step; 0 when nothing is pending.
+
+        A refiner that fails for any reason but Redis being down is switched
+        off for this run (logged): it must never hold up the stream.
+        """
+        if self._refiner is None:
+            self.may_refine = False
+            return 0
+        try:
+            done = await self._refiner.refine_once()
+        except RedisUnavailable:
+            raise
+        except Exception:
+            log.exception("contextual refiner of %s failed; continuing without it", self.namespace)
+            self._refiner = None
+            return 0
+        self.may_refine = done > 0
+        self.report.refined += done
+        return done
+
+    async def maintain(self) -> None:
+        """Trim what every group acknowledged; fold the access log (never raises)."""
+        try:
+            await trim_acknowledged(self.redis, self.keys, self.settings.stream_keep_acked)
+            if self._built is not None and self._built.maintenance is not None:
+                await self._built.maintenance()
+        except Exception:  # maintenance must never stop consumption
+            log.exception("maintenance of %s failed", self.namespace)
+
+
+async def run_stages(stages: Sequence[Stage], batch: list[Candidate]) -> None:
+    """Pass a batch through every stage in order."""
+    for stage in stages:
+        if any(c.alive for c in batch):
+            await stage.process(batch)

@@ -1,0 +1,121 @@
+"""Commands over the streams of many namespaces: one read, one lease, one drained check.
+
+``read_group`` reads several streams of the ``workers`` group in one
+``XREADGROUP`` (at most ``count`` entries from each). ``Lease`` keeps the
+entries a worker read claimed while they wait or are processed: slow LLM
+calls, big batches, or a round over many namespaces can hold an entry
+longer than ``claim_idle_ms``, so every third of it the worker re-claims
+what it holds (``XCLAIM ... JUSTID``, one pipelined call), resetting the
+entries' idle time, and no other worker reclaims and redoes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from hindsight_redis.errors import RedisUnavailable, redis_errors
+from hindsight_redis.keys import GROUP
+from hindsight_redis.resp import as_text
+
+Entry = tuple[str, dict[bytes, bytes]]
+
+
+async def read_group(
+    redis: aioredis.Redis,
+    consumer: str,
+    streams: Mapping[str, str],
+    *,
+    count: int,
+    block_ms: int | None,
+) -> dict[str, list[Entry]]:
+    """Entries of each stream (``">"``: new ones; ``"0"``: the consumer's own pending ones),
+    by stream; streams without entries are left out."""
+    ids: dict[Any, Any] = dict(streams)
+    reply = await redis.xreadgroup(GROUP, consumer, ids, count=count, block=block_ms or None)
+    replies: Any = reply or []
+    if isinstance(replies, dict):  # RESP3 replies map stream -> entries
+        replies = list(replies.items())
+    found: dict[str, list[Entry]] = {}
+    for stream, items in replies:
+        # A pending entry deleted from the stream comes back without fields.
+        entries = [(as_text(entry_id), fields) for entry_id, fields in items if fields]
+        if entries:
+            found[as_text(stream)] = entries
+    return found
+
+
+async def all_drained(redis: aioredis.Redis, streams: Sequence[str]) -> bool:
+    """True when every entry of every stream was delivered to ``workers`` and acknowledged."""
+    if not streams:
+        return True
+    pipe = redis.pipeline(transaction=False)
+    for stream in streams:
+        pipe.xinfo_groups(stream)
+    for groups in await pipe.execute(raise_on_error=False):  # no stream: nothing to drain
+        for info in groups if isinstance(groups, list) else []:
+            if as_text(info["name"]) == GROUP and (
+                int(info["pending"]) or int(info.get("lag") or 0)
+            ):
+                return False
+    return True
+
+
+class Lease:
+    """Renews the claim of ``consumer`` on the entries ``add``-ed, until the block exits."""
+
+    def __init__(self, redis: aioredis.Redis, consumer: str, claim_idle_ms: int) -> None:
+        self._redis = redis
+        self._consumer = consumer
+        self._interval_s = claim_idle_ms / 3000
+        self._held: dict[str, list[Any]] = {}  # stream -> entry ids
+        self._done = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def add(self, stream: str, entry_ids: Sequence[str]) -> None:
+        """Hold ``entry_ids`` of ``stream`` too (read after the lease began)."""
+        if entry_ids:
+            self._held.setdefault(stream, []).extend(entry_ids)
+            if self._task is None:
+                self._task = asyncio.create_task(self._renew())
+
+    async def __aenter__(self) -> Lease:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        # Signal, don't cancel: a cancel landing inside the Redis client can
+        # be swallowed there, and awaiting such a task would hang the worker.
+        self._done.set()
+        if self._task is not None:
+            finished, _ = await asyncio.wait({self._task}, timeout=5.0)
+            if not finished:
+                self._task.cancel()
+
+    async def _renew(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._done.wait(), self._interval_s)
+            if self._done.is_set():
+                return
+            with contextlib.suppress(RedisUnavailable), redis_errors("renew the lease"):
+                pipe = self._redis.pipeline(transaction=False)
+                for stream, ids in self._held.items():
+                    pipe.xclaim(
+                        stream,
+                        GROUP,
+                        self._consumer,
+                        min_idle_time=int(self._interval_s * 500),
+                        message_ids=ids,
+                        justid=True,
+                    )
+                await pipe.execute(raise_on_error=False)  # a stream deleted meanwhile: skip it

@@ -1,0 +1,37 @@
+"""Reading one memory by id, as a given agent sees it.
+
+A memory is its hash while it is stored; a write that was merged or dropped
+is its outcome. For a viewer (an agent identity), another agent's private
+memory reads as absent: nothing about it, not even that it exists.
+"""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from hindsight_redis.codec import decode_outcome
+from hindsight_redis.documents import RECORD_FIELDS, record_from_fields, record_from_outcome
+from hindsight_redis.errors import redis_errors
+from hindsight_redis.keys import Keys
+from hindsight_redis.models import MemoryRecord
+from hindsight_redis.query import readable_by
+
+
+async def read_record(
+    redis: Redis, keys: Keys, memory_id: str, viewer: str | None
+) -> MemoryRecord | None:
+    """The memory or outcome with this id, or None; ``viewer`` None sees everything."""
+    with redis_errors("read the memory"):
+        values = await redis.hmget(keys.doc(memory_id), list(RECORD_FIELDS))
+        if any(v is not None for v in values):
+            fields = dict(zip(RECORD_FIELDS, values, strict=True))
+            if viewer is not None and not readable_by(fields, viewer):
+                return None
+            return record_from_fields(memory_id, fields)
+        raw = await redis.get(keys.outcome(memory_id))
+    if raw is None:
+        return None
+    outcome = decode_outcome(raw)
+    if viewer is not None and not readable_by(outcome, viewer):
+        return None
+    return record_from_outcome(memory_id, keys.namespace, outcome)
