@@ -49,6 +49,41 @@ def embedded_redis(profile: str = "ephemeral") -> Iterator[str]:
             server.stop()
 
 
+@contextmanager
+def default_search_redis() -> Iterator[str]:
+    """A redis-server with the search module loaded without arguments (its default GC:
+    every 30 s, threshold 100, as on servers the project did not start); yields its URL."""
+    import subprocess
+    import time
+
+    import redis
+
+    from hindsight_redis.server import find_binaries, free_port
+
+    binaries = find_binaries()
+    search = next(m for m in binaries.modules if m.name.startswith("redisearch"))
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="hs-bench-") as tmp:
+        proc = subprocess.Popen(
+            [str(binaries.server), "--port", str(port), "--save", "", "--appendonly", "no",
+             "--dir", tmp, "--loadmodule", str(search)],
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            client = redis.Redis(port=port)
+            for _ in range(500):
+                try:
+                    client.ping()
+                    break
+                except redis.ConnectionError:
+                    time.sleep(0.02)
+            client.close()
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            proc.terminate()
+            proc.wait()
+
+
 def percentile(values: list[float], q: float) -> float:
     """The ``q``-th percentile (0..100) by nearest rank."""
     if not values:

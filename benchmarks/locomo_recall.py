@@ -41,7 +41,7 @@ from hindsight_redis.models import MemoryEvent
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
 
-from common import embedded_redis, locomo_path, queue_memory
+from common import default_search_redis, embedded_redis, locomo_path, queue_memory
 
 CATEGORIES = {1, 2, 3, 4}
 HELD_OUT = 2  # conversations from index 3 on were not used to choose parameters
@@ -228,8 +228,13 @@ def main() -> None:
         "--floors",
         help="VECTOR:CONTEXTUAL floor pairs to sweep on one ingest, e.g. 0:0,0.4:0.3",
     )
+    parser.add_argument(
+        "--default-gc",
+        action="store_true",
+        help="on a server whose search module keeps its default GC (not the embedded one)",
+    )
     args = parser.parse_args()
-    with embedded_redis() as url:
+    with default_search_redis() if args.default_gc else embedded_redis() as url:
         results = asyncio.run(run(args, url))
     cols = ["all @5", "all @10", "dev (0-2) @5", "dev (0-2) @10"]
     cols += ["held-out (3-4) @5", "held-out (3-4) @10"]

@@ -55,6 +55,7 @@ from hindsight_redis.query import (
 from hindsight_redis.ranking import Blend, Fusion, LegScores, Mode, Ranked, fuse
 from hindsight_redis.resp import NEVER_DECODE, SearchRow, as_text, search_rows
 from hindsight_redis.schema import CONTEXT_FIELD
+from hindsight_redis.search_gc import ensure_search_gc
 from hindsight_redis.settings import Settings
 from hindsight_redis.text import han_runs
 
@@ -118,6 +119,7 @@ class Searcher:
         ctx = contextual_from_settings(settings)
         contextual = CachedEmbedder(ctx) if ctx is not None else None
         info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
+        await ensure_search_gc(redis, settings)
         return cls(redis, keys, settings, embedder, info, contextual)
 
     async def search(

@@ -165,6 +165,9 @@ class Settings(BaseSettings):
     search_candidates: int = Field(
         30, gt=0, le=1000, description="Candidates per search leg (at least 4 x top_k)."
     )
+    search_gc_tune: bool = Field(
+        True, description="Make the search module's GC run every 2 s at connect time."
+    )
     dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)
     conflict_threshold: float = Field(
         0.3, ge=0.0, le=1.0, description="Cosine over which the nearest memories are judged."

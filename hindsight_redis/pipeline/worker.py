@@ -43,6 +43,7 @@ from hindsight_redis.pipeline.base import Candidate, Stage
 from hindsight_redis.pipeline.consumer import NamespaceConsumer, WorkerReport, run_stages
 from hindsight_redis.pipeline.namespaces import ServedNamespaces, wanted
 from hindsight_redis.pipeline.streams import Entry, Lease, all_drained, read_group
+from hindsight_redis.search_gc import ensure_search_gc
 from hindsight_redis.settings import Settings
 
 __all__ = ["Worker", "WorkerReport", "run_stages"]
@@ -127,6 +128,7 @@ class Worker:
         redis = self._redis or await connect(self.settings)
         try:
             await require_search(redis, "start the worker")
+            await ensure_search_gc(redis, self.settings)
             self._shared = shared_parts(self.settings)
             await self._served.start(redis)
             await self._loop_until_done(redis, burst)
