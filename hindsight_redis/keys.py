@@ -84,6 +84,10 @@ class Keys:
         """List a ``wait=True`` writer blocks on until its write is processed."""
         return f"{self.base}:notify:{event_id}"
 
+    def content_claim(self, digest: str) -> str:
+        """Which memory holds a text (``rules.content_key``): exact twins merge into it."""
+        return f"{self.base}:content:{digest}"
+
     @property
     def index_alias(self) -> str:
         """The alias searches use; ``reindex`` points it at a new index."""
@@ -111,6 +115,29 @@ class Keys:
     def sweep_lease(self) -> str:
         """Held by the one sweeper of the namespace (expires unless renewed)."""
         return f"{self.base}:sweep-lease"
+
+    @property
+    def resolutions(self) -> str:
+        """Capped stream recording every conflict resolution (and its undoing): who, when, why."""
+        return f"{self.base}:resolutions"
+
+    def item(self, digest: str) -> str:
+        """A keyed item (``items``): a value under a path and key, beside its memory."""
+        return f"{self.base}:item:{digest}"
+
+    def items_of(self, path_digest: str) -> str:
+        """Sorted set of the keys of one item path, scored by creation time."""
+        return f"{self.base}:items:{path_digest}"
+
+    @property
+    def item_paths(self) -> str:
+        """Hash of every item path (JSON) -> how many items it holds."""
+        return f"{self.base}:item-paths"
+
+    @property
+    def item_retired(self) -> str:
+        """Set of memory ids of replaced item versions still to archive (written, not indexed yet)."""
+        return f"{self.base}:item-retired"
 
 
 def namespace_registry(prefix: str) -> str:

@@ -22,6 +22,8 @@ from hindsight_redis.documents import memory_document
 from hindsight_redis.errors import IndexMoved, redis_errors
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.pipeline.rules import content_key
+from hindsight_redis.resp import as_text
 
 _CONTENT_IN_OUTCOME = 2000
 _PAST = {"index": "indexed", "merge": "merged", "drop": "dropped"}
@@ -61,10 +63,13 @@ class Committer:
                     self._queue(pipe, candidate, now)
                 results = await scripts.execute(pipe)
         vanished = []
+        twins = []
         stale = 0
         for candidate, result in zip(candidates, results, strict=True):
             if result == -2:
                 stale += 1
+            elif result == -3:
+                twins.append(candidate)
             elif result == 0:
                 counts["already"] += 1
             elif result == -1:
@@ -82,7 +87,20 @@ class Committer:
                 candidate.merge_into = None
             again = await self.commit(vanished)
             counts["indexed"] += again["indexed"]
+        if twins:  # another worker indexed the same text meanwhile: merge into its memory
+            await self._merge_into_holders(twins, counts)
         return counts
+
+    async def _merge_into_holders(self, twins: list[Candidate], counts: dict[str, int]) -> None:
+        with redis_errors("find the memory holding a text"):
+            holders = await self.redis.mget(
+                [self.keys.content_claim(content_key(c)) for c in twins]
+            )
+        for candidate, holder in zip(twins, holders, strict=True):
+            candidate.merge_into = as_text(holder) if holder else None
+        again = await self.commit(twins)
+        for outcome in ("indexed", "merged"):
+            counts[outcome] += again[outcome]
 
     def _queue(self, pipe: Pipeline, candidate: Candidate, now: float) -> None:
         event = candidate.event
@@ -95,7 +113,9 @@ class Committer:
         if op == "index" and candidate.conflicts_with:
             counters.append("conflicts")
         fields = b""
+        claim = keys.index_meta  # read only when indexing (a key of the same slot)
         if op == "index":
+            claim = keys.content_claim(content_key(candidate))
             doc = doc_from_candidate(
                 candidate,
                 vector_field=self.vector_field,
@@ -114,6 +134,7 @@ class Committer:
             errors=keys.errors,
             recent_drops=keys.recent_drops,
             index_meta=keys.index_meta,
+            content_claim=claim,
             conflicts=[keys.doc(m) for m in candidate.conflicts_with] if op == "index" else [],
             group=keys.group,
             entry_id=candidate.entry_id,
@@ -126,6 +147,7 @@ class Committer:
             source=event.source,
             fields=fields,
             generation=str(self.generation),
+            doc_prefix=keys.doc_prefix,
             counters=counters,
         )
 

@@ -72,6 +72,7 @@ async def commit(
     errors: Key,
     recent_drops: Key,
     index_meta: Key,
+    content_claim: Key,
     conflicts: KeyList,
     group: Arg[str],
     entry_id: Arg[str],
@@ -84,6 +85,7 @@ async def commit(
     source: Arg[str],
     fields: Arg[bytes],
     generation: Arg[str],
+    doc_prefix: Arg[str],
     counters: ArgList,
 ) -> int:
     """
@@ -92,7 +94,9 @@ async def commit(
     -- pack than ~50 arguments) | merge (into target) | drop. conflicts: the memories
     -- the new one contradicts. generation: the index generation the worker embedded for.
     -- -> 1 committed, 0 already committed (only acked), -1 merge target vanished,
-    --    -2 the index moved to a new generation (reindex): nothing done
+    --    -2 the index moved to a new generation (reindex): nothing done,
+    --    -3 an active memory already holds this exact text (content_claim names it;
+    --       another worker indexed a twin meanwhile): nothing done, merge into it
     if redis.call('EXISTS', outcome_key) == 1 then
       -- A second entry of a committed event (e.g. an append retried by a client) was
       -- counted as accepted: count it processed too, or the backlog never drains.
@@ -113,6 +117,12 @@ async def commit(
       return list .. '|' .. item
     end
     if op == 'index' then
+      local holder = redis.call('GET', content_claim)
+      if holder and holder ~= memory_id
+         and redis.call('HGET', doc_prefix .. holder, 'status') == 'active' then
+        return -3
+      end
+      redis.call('SET', content_claim, memory_id)
       redis.call('HSET', target, unpack(cmsgpack.unpack(fields)))
       for k = conflicts_first, #KEYS do
         if redis.call('EXISTS', KEYS[k]) == 1 then

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from hindsight_redis import AsyncMemoryClient
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent
@@ -236,3 +237,32 @@ async def test_a_restated_duplicate_still_merges(
             "new": "The weekly standup meeting happens in room B."}  # fmt: skip
     new = await _verdict(redis, settings, local, 999, pair)
     assert new.merge_into == "old" and not new.conflicts_with
+
+
+async def test_exact_twins_in_flight_at_once_become_one_memory(
+    client: AsyncMemoryClient, settings: Settings
+) -> None:
+    # Two workers each holding one copy, neither seeing the other's (no rule cache,
+    # no dedup stage: only the commit can tell): the second commit merges.
+    from hindsight_redis import Worker
+    from hindsight_redis.pipeline.embed import EmbedStage
+    from hindsight_redis.providers.embedders import embedder_from_settings
+
+    text = "Carol moved the weekly standup to Thursday at 10:30 in room B"
+    first = await client.write(text, session_id="s1")
+    second = await client.write("  carol moved the weekly standup to thursday at 10:30 in room b")
+    stages = [EmbedStage(embedder_from_settings(settings))]
+    await Worker(settings, stages=stages).run_async(burst=True)
+    kept, twin = await client.get(first.id), await client.get(second.id)
+    assert kept is not None and kept.status == "active"
+    assert twin is not None and twin.status == "merged"
+    hits = await client.search("weekly standup Thursday", top_k=5)
+    assert [h.id for h in hits] == [first.id]
+    stats = await client.stats()
+    assert (stats["indexed"], stats["merged"]) == (1, 1)
+    # An archived holder does not swallow a new copy: the text is stored again.
+    await client.forget(first.id)
+    again = await client.write(text)
+    await Worker(settings, stages=stages).run_async(burst=True)
+    record = await client.get(again.id)
+    assert record is not None and record.status == "active"

@@ -14,10 +14,10 @@ from hindsight_redis.lua import Arg, ArgList, Key, KeyList, redis_script
 def test_parameters_become_lua_locals() -> None:
     lua = scripts.commit.lua
     assert lua.startswith("local outcome_key = KEYS[1]\nlocal stream = KEYS[2]\n")
-    assert "local conflicts_first = 9\n" in lua  # the variadic keys start after 8 keys
+    assert "local conflicts_first = 10\n" in lua  # the variadic keys start after 9 keys
     assert "local outcome_ttl_s = tonumber(ARGV[5])\n" in lua
     assert "local notify = ARGV[6] == '1'\n" in lua
-    assert "local counters_first = 12\n" in lua
+    assert "local counters_first = 13\n" in lua
     assert scripts.commit.sha == hashlib.sha1(lua.encode()).hexdigest()
 
 
