@@ -25,6 +25,7 @@ from hindsight_redis.errors import (
 )
 from hindsight_redis.models import MemoryRecord, SearchFilters, SearchHit, WriteReceipt
 from hindsight_redis.pipeline.worker import Worker
+from hindsight_redis.review import ConflictResolution
 from hindsight_redis.settings import Settings
 from hindsight_redis.sync_client import MemoryClient
 
@@ -32,6 +33,7 @@ __all__ = [
     "AsyncMemoryClient",
     "Backpressure",
     "ConfigError",
+    "ConflictResolution",
     "EmbeddingMismatch",
     "HindsightError",
     "InvalidArgument",

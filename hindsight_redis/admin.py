@@ -13,7 +13,8 @@ from typing import Any
 from redis.asyncio import Redis
 
 from hindsight_redis import scripts
-from hindsight_redis.codec import decode_event
+from hindsight_redis.cluster import list_indexes
+from hindsight_redis.codec import decode_event, decode_outcome
 from hindsight_redis.documents import RECORD_FIELDS, record_from_fields
 from hindsight_redis.errors import (
     InvalidArgument,
@@ -247,6 +248,34 @@ async def list_conflicts(
     ]
 
 
+async def recent_memories(
+    redis: Redis, keys: Keys, *, limit: int = 50, include_archived: bool = False
+) -> list[MemoryRecord]:
+    """The newest stored memories (every visibility: an operator's view), newest first."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+        raise InvalidArgument(f"limit must be an integer from 1 to 10000, got {limit!r}")
+    expr = tag_clause("namespace", keys.namespace)
+    if not include_archived:
+        expr += " " + tag_clause("status", "active")
+    with redis_errors("list memories"):
+        reply = await redis.execute_command(  # type: ignore[no-untyped-call]
+            "FT.SEARCH", keys.index_alias, expr, "SORTBY", "created_at", "DESC",
+            "LIMIT", "0", str(limit), "RETURN", str(len(RECORD_FIELDS)), *RECORD_FIELDS,
+            "DIALECT", "2", **NEVER_DECODE,
+        )  # fmt: skip
+    return [
+        record_from_fields(row.key.removeprefix(keys.doc_prefix), row.fields)
+        for row in search_rows(reply)
+    ]
+
+
+async def recent_drops(redis: Redis, keys: Keys, count: int = 100) -> list[dict[str, Any]]:
+    """The latest writes the filters dropped (newest first): reason, detail, text, writer, time."""
+    with redis_errors("read recent drops"):
+        entries: Any = await redis.xrevrange(keys.recent_drops, count=count)
+    return [decode_outcome(fields[b"o"]) for _, fields in entries or [] if b"o" in fields]
+
+
 # -- namespaces -------------------------------------------------------------------
 
 
@@ -258,9 +287,8 @@ async def delete_namespace(redis: Redis, keys: Keys) -> int:
     """
     with redis_errors("delete the namespace"):
         await redis.srem(namespace_registry(keys.prefix), keys.namespace)
-        names = [as_text(n) for n in await redis.execute_command("FT._LIST")]  # type: ignore[no-untyped-call]
-        for name in names:
-            if name.startswith(f"{keys.index_alias}-g"):
+        for name in await list_indexes(redis):
+            if keys.is_index(name):
                 await redis.execute_command("FT.DROPINDEX", name)  # type: ignore[no-untyped-call]
         found = [key async for key in redis.scan_iter(match=keys.pattern, count=1000)]
         for start in range(0, len(found), 1000):

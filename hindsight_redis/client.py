@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 
 from hindsight_redis import scripts
 from hindsight_redis.budget import check_max_tokens, within_budget
+from hindsight_redis.conflicts import undo_pairs, undoable_resolutions
 from hindsight_redis.connection import open_redis, require_search, resolve
 from hindsight_redis.errors import (
     EmbeddingMismatch,
@@ -83,7 +84,7 @@ class AsyncMemoryClient(PoolOperations):
         if self._redis is None:
             target = await asyncio.to_thread(resolve, self.settings)
             self.profile = target.profile
-            self._redis = await open_redis(target.url, target.password)
+            self._redis = await open_redis(target.url, target.password, settings=self.settings)
         return self._redis
 
     async def aclose(self) -> None:
@@ -174,10 +175,11 @@ class AsyncMemoryClient(PoolOperations):
         redis = self._redis or await self.connect()
         if wait:
             await self._require_search(redis)
+        durable = self.profile.wait_aof
         if idempotency_key is None:
-            receipt = await self._writer.append_one(redis, event)
+            receipt = await self._writer.append_one(redis, event, durable=durable)
         else:
-            receipt = (await self._writer.append(redis, [event], [True]))[0]
+            receipt = (await self._writer.append(redis, [event], [True], durable=durable))[0]
         waits = {0: wait_timeout_s(fields, self.settings.write_wait_timeout_s)} if wait else {}
         return (await self._settle(redis, [receipt], waits))[0]
 
@@ -211,7 +213,7 @@ class AsyncMemoryClient(PoolOperations):
         if waits:
             await self._require_search(redis)
         keyed = [item.get("idempotency_key") is not None for item in items]
-        receipts = await self._writer.append(redis, events, keyed)
+        receipts = await self._writer.append(redis, events, keyed, durable=self.profile.wait_aof)
         return await self._settle(redis, receipts, waits)
 
     async def _require_search(self, redis: Redis) -> None:
@@ -223,9 +225,7 @@ class AsyncMemoryClient(PoolOperations):
     async def _settle(
         self, redis: Redis, receipts: list[WriteReceipt], waits: Mapping[int, float]
     ) -> list[WriteReceipt]:
-        """After the append: the AOF fsync (durable profile), then the awaited outcomes."""
-        if self.profile.wait_aof:
-            await self._writer.wait_aof(redis)
+        """After the append (and its AOF fsync: durable profile), the awaited outcomes."""
         for n, timeout_s in waits.items():
             receipts[n] = await self._writer.wait_outcome(redis, receipts[n], timeout_s)
         return receipts
@@ -344,7 +344,21 @@ class AsyncMemoryClient(PoolOperations):
         return record
 
     async def restore(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord:
-        """Bring an archived memory back into search results."""
+        """Bring an archived memory back into search results.
+
+        It also undoes a conflict review (``resolve_conflict``): the memory a
+        review archived comes back, and restoring the one it kept brings back
+        the others; either way the pair is flagged as conflicting again.
+        """
+        record = await self.get(memory_id, as_agent=as_agent)
+        partners = undoable_resolutions(record) if record is not None else []
+        visible = [p for p in partners if await self.get(p, as_agent=as_agent) is not None]
+        if visible:
+            by = self.caller(as_agent) or "operator"
+            await undo_pairs(await self.connect(), self.keys, memory_id, visible, by=by)
+            record = await self.get(memory_id, as_agent=as_agent)
+            if record is not None and record.status != "archived":
+                return record
         return await self._set_fields(
             memory_id, as_agent, status="active", archived_at="", archive_reason=""
         )

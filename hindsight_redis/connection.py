@@ -3,8 +3,11 @@
 With the embedded server, the persistence profile in effect is the one the
 server runs with (recorded in its ``server.json``) unless a profile is
 configured explicitly; an explicit profile that disagrees with the running
-server is used, and reported (``profile_conflict``). Every connection sends
-``Settings.redis_password`` when one is set (a password in the URL wins).
+server is used, and reported (``profile_conflict``). With no URL, a local
+cluster started in ``server_dir`` (``server start --cluster N``) is used when
+it runs. Every connection sends ``Settings.redis_password`` when one is set (a
+password in the URL wins). A ``redis+cluster://`` URL (or ``cluster = true``)
+opens the cluster client (``cluster.py``).
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 from pydantic import SecretStr
 
+from hindsight_redis.cluster import cluster_url, is_cluster_url, list_indexes, open_cluster
 from hindsight_redis.errors import redis_errors
 from hindsight_redis.server import EmbeddedServer, PersistenceProfile, get_profile
+from hindsight_redis.server.local_cluster import LocalCluster
 from hindsight_redis.settings import Settings, redact_url
 
 logger = logging.getLogger(__name__)
+SOCKET_TIMEOUT_S = 5.0  # longest wait for a reply before RedisUnavailable
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +37,11 @@ class Target:
     profile: PersistenceProfile
     password: SecretStr | None = None
 
+    @property
+    def cluster(self) -> bool:
+        """True when the target is a Redis Cluster (a ``redis+cluster://`` URL)."""
+        return is_cluster_url(self.url)
+
 
 def embedded_server(settings: Settings) -> EmbeddedServer:
     """The embedded server these settings describe (not started)."""
@@ -38,6 +49,22 @@ def embedded_server(settings: Settings) -> EmbeddedServer:
         settings.server_dir,
         get_profile(settings.profile),
         port=settings.server_port,
+        bind=settings.server_bind,
+        start_timeout_s=settings.server_start_timeout_s,
+        password=settings.redis_password,
+    )
+
+
+def local_cluster(
+    settings: Settings, *, masters: int = 3, replicas: int = 0, port: int = 7000
+) -> LocalCluster:
+    """The local cluster of ``server_dir`` (``server start --cluster``; not started)."""
+    return LocalCluster(
+        settings.server_dir / "cluster",
+        get_profile(settings.profile),
+        masters=masters,
+        replicas=replicas,
+        port=port,
         bind=settings.server_bind,
         start_timeout_s=settings.server_start_timeout_s,
         password=settings.redis_password,
@@ -60,7 +87,11 @@ def resolve(settings: Settings) -> Target:
     """The Redis to use and its profile; starts the embedded server when none is configured."""
     password = settings.redis_password
     if settings.redis_url is not None:
-        return Target(settings.redis_url, get_profile(settings.profile), password)
+        url = cluster_url(settings.redis_url) if settings.cluster else settings.redis_url
+        return Target(url, get_profile(settings.profile), password)
+    running = local_cluster(settings).state()
+    if running is not None:
+        return Target(running.url, get_profile(running.profile), password)
     state = embedded_server(settings).ensure_started()
     conflict = profile_conflict(settings, state.profile)
     if conflict is None:
@@ -77,19 +108,37 @@ def resolve_url(settings: Settings) -> str:
 async def connect(settings: Settings) -> aioredis.Redis:
     """An asyncio Redis client that answers PING (see ``open_redis``)."""
     target = await asyncio.to_thread(resolve, settings)
-    return await open_redis(target.url, target.password)
+    # A worker's XREADGROUP blocks up to worker_block_ms: the reply may take that much longer.
+    timeout_s = SOCKET_TIMEOUT_S + settings.worker_block_ms / 1000
+    return await open_redis(target.url, target.password, timeout_s=timeout_s, settings=settings)
 
 
-async def open_redis(url: str, password: SecretStr | None = None) -> aioredis.Redis:
+async def open_redis(
+    url: str,
+    password: SecretStr | None = None,
+    *,
+    timeout_s: float = SOCKET_TIMEOUT_S,
+    settings: Settings | None = None,
+) -> aioredis.Redis:
     """An asyncio Redis client for ``url`` that answers PING.
 
     ``password`` is sent unless the URL has one. ``RedisUnavailable`` when
     nothing answers, ``NotARedisServer`` when something does but not in
     Redis's protocol, ``RedisAccessDenied`` for a missing or wrong password.
+    A call that gets no reply within ``timeout_s`` (a hung or partitioned
+    server) raises ``RedisUnavailable`` too. A cluster URL gives the cluster
+    client (``settings``: ``read_from_replicas``, ``cluster_retry_s``).
     """
-    client = aioredis.Redis.from_url(
-        url, decode_responses=False, health_check_interval=30, password=plain_password(password)
-    )
+    if is_cluster_url(url):
+        client = open_cluster(
+            url,
+            password,
+            read_from_replicas=settings is not None and settings.read_from_replicas,
+            retry_s=15.0 if settings is None else settings.cluster_retry_s,
+            timeout_s=timeout_s,
+        )
+    else:
+        client = _open_server(url, password, timeout_s)
     try:
         with redis_errors(f"connect to Redis at {redact_url(url)}"):
             await client.ping()
@@ -99,10 +148,22 @@ async def open_redis(url: str, password: SecretStr | None = None) -> aioredis.Re
     return client
 
 
+def _open_server(url: str, password: SecretStr | None, timeout_s: float) -> aioredis.Redis:
+    return aioredis.Redis.from_url(
+        url,
+        decode_responses=False,
+        health_check_interval=30,
+        password=plain_password(password),
+        # Explicit: redis-py before 8 waits forever for a server that stopped answering.
+        socket_timeout=timeout_s,
+        socket_connect_timeout=SOCKET_TIMEOUT_S,
+    )
+
+
 async def require_search(client: aioredis.Redis, action: str = "index memories") -> None:
     """``SearchModuleMissing`` unless the server has the search module (FT.*)."""
     with redis_errors(action):
-        await client.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
+        await list_indexes(client)
 
 
 def plain_password(password: SecretStr | None) -> str | None:

@@ -6,13 +6,21 @@ Nothing secret is reported: whether the server has a password, never the passwor
 from __future__ import annotations
 
 import ipaddress
+import os
+import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
 
 from hindsight_redis.connection import embedded_server, plain_password, profile_conflict
-from hindsight_redis.errors import SEARCH_MODULE_HINT, HindsightError, redis_errors
+from hindsight_redis.errors import (
+    SEARCH_MODULE_HINT,
+    HindsightError,
+    RedisUnavailable,
+    redis_errors,
+)
 from hindsight_redis.keys import Keys
 from hindsight_redis.resp import as_text
 from hindsight_redis.server.profiles import PersistenceProfile, get_profile, profile_mismatches
@@ -33,13 +41,18 @@ class DoctorReport:
 
 
 async def diagnose(settings: Settings) -> DoctorReport:
-    """Check the server version, modules, persistence profile and index health.
+    """Check the server version, modules, persistence profile and index health
+    (of every node, the shards and the namespaces' placement on a cluster).
 
     With the embedded server and no explicit profile, the server is checked
     against the profile it was started with; an explicit profile that is not
     the server's is one problem, not a list of config differences.
     """
+    from hindsight_redis.doctor_cluster import diagnose_if_cluster  # it imports this module
+
     report = DoctorReport()
+    if await diagnose_if_cluster(settings, report):
+        return report
     profile = get_profile(settings.profile)
     check_persistence = True
     if settings.redis_url is None:
@@ -50,9 +63,12 @@ async def diagnose(settings: Settings) -> DoctorReport:
             report.problems.append(
                 "the embedded server is not running: run `hindsight-redis server start`"
             )
+            if settings.server_dir.is_dir():
+                _check_data_dir(settings.server_dir, report)
             return report
         url = state.url
         report.facts["server"] = f"embedded, {url}, pid {state.pid}, data in {settings.server_dir}"
+        _check_data_dir(settings.server_dir, report)
         conflict = profile_conflict(settings, state.profile)
         if conflict is None:
             profile = get_profile(state.profile)
@@ -120,10 +136,68 @@ async def _check_server(
             f"persistence: {problem} (restart the embedded server with --profile "
             f"{profile.name}, or CONFIG SET it on your server)"
         )
+    log = embedded_server(settings).log_file if settings.redis_url is None else "the Redis log"
+    await _check_disk_writes(client, report, str(log))
     await _check_exposure(client, settings, report)
     if has_search:
         await _check_search_gc(client, report)
         await _check_index(client, settings, report)
+
+
+_LOW_DISK_BYTES = 100 * 2**20
+_WRITE_STATUSES = {
+    "aof_last_write_status": "the last write to the AOF failed",
+    "rdb_last_bgsave_status": "the last RDB snapshot failed",
+    "aof_last_bgrewrite_status": "the last AOF rewrite failed",
+}
+
+
+def _check_data_dir(path: Path, report: DoctorReport) -> None:
+    """The embedded server's data dir: writable (a probe file), and the room left in it."""
+    probe = path / f".doctor-write-test-{os.getpid()}"
+    try:
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as e:
+        report.problems.append(
+            f"data dir {path} is not writable ({e}): Redis cannot persist or restart there; "
+            "free space or fix its permissions, or choose another --server-dir"
+        )
+        return
+    free = shutil.disk_usage(path).free
+    report.facts["disk"] = f"{free / 2**30:.1f} GiB free in {path}"
+    if free < _LOW_DISK_BYTES:
+        report.problems.append(
+            f"data dir {path} has {free // 2**20} MiB free: once the disk is full Redis "
+            "refuses every write (MISCONF); free space or move --server-dir"
+        )
+
+
+async def _check_disk_writes(client: aioredis.Redis, report: DoctorReport, log: str) -> None:
+    """Redis refuses every write, and even PING (MISCONF), once it cannot write its AOF, or
+    while its last RDB snapshot failed and save points are set: a full or read-only disk."""
+    info = {as_text(k): as_text(v) for k, v in (await client.info("persistence")).items()}
+    failed = [text for name, text in _WRITE_STATUSES.items() if info.get(name, "ok") != "ok"]
+    refused = ""
+    try:
+        with redis_errors("check that the server takes writes"):
+            await client.ping()
+    except RedisUnavailable as e:
+        if "MISCONF" not in str(e.__cause__):
+            raise
+        refused = str(e.__cause__)
+    report.facts["disk_writes"] = "refused" if refused else ("failing" if failed else "ok")
+    if refused:
+        report.problems.append(
+            f"Redis cannot write to its disk and refuses every write ({refused}): the disk "
+            "of its data dir is full or read-only; free space or fix it, and Redis takes "
+            f"writes again by itself once one succeeds (details in {log})"
+        )
+    elif failed:
+        report.problems.append(
+            f"{'; '.join(failed)} (a full or read-only disk? details in {log}): free space "
+            "or fix the data dir before Redis refuses writes"
+        )
 
 
 async def _check_exposure(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:

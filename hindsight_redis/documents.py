@@ -10,6 +10,7 @@ outcome, read by ``record_from_outcome``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,10 +26,12 @@ RECORD_FIELDS = (
     "sources", "tags", "original", "write_score", "score_reason", "access_count",
     "created_at", "last_accessed_at", "protected", "visibility", "embedding_model",
     "embedding_dims", "conflicts_with", "half_life_days", "archived_at", "archive_reason",
+    "superseded_by", "resolved_with", "resolution",
 )  # fmt: skip
 """The fields ``get()`` reads (every stored field but the vectors)."""
 HIT_FIELDS = (
     "content", "source", "agent_id", "session_id", "task_type", "tags", "created_at", "status",
+    "conflicts_with",
 )  # fmt: skip
 """The fields a search hit carries."""
 SCOPE_FIELDS = ("status", "visibility", "agent_id", "namespace", "script")
@@ -154,7 +157,21 @@ def record_from_fields(memory_id: str, doc: Mapping[str, Any]) -> MemoryRecord:
         half_life_days=float(text["half_life_days"]) if text["half_life_days"] else None,
         archived_at=float(text["archived_at"]) if text["archived_at"] else None,
         archive_reason=text["archive_reason"] or None,
+        superseded_by=text["superseded_by"] or None,
+        resolved_with=split_tags(text["resolved_with"]),
+        resolution=_resolution(text["resolution"]),
     )
+
+
+def _resolution(raw: str) -> dict[str, Any] | None:
+    """The last conflict resolution recorded on a memory (JSON), or None."""
+    if not raw:
+        return None
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def record_from_outcome(
@@ -213,4 +230,5 @@ def hit_from_fields(
         contextual=contextual,
         bm25=bm25,
         status=as_text(fields.get("status")) or "active",  # type: ignore[arg-type]
+        conflicts_with=split_tags(as_text(fields.get("conflicts_with"))),
     )

@@ -18,7 +18,9 @@ the same thing again may succeed.
     │   ├── ServerBinaryMissing               redis-server or a module is not installed
     │   ├── PortInUse                         the chosen port is taken
     │   └── DataDirError                      the data dir is not writable
-    ├── RedisUnavailable (ConnectionError)    Redis unreachable, loading, read-only   [retryable]
+    ├── RedisUnavailable (ConnectionError)    Redis unreachable, loading, read-only,
+    │                                         or unable to write its disk (MISCONF),
+    │                                         or a cluster failing over / moving slots [retryable]
     ├── NotARedisServer (ConnectionError)     something answers at the URL, not Redis
     ├── RedisAccessDenied (PermissionError)   wrong password, or an ACL forbids a command
     ├── SearchModuleMissing                   Redis answers but has no search module
@@ -106,7 +108,8 @@ class DataDirError(ServerError):
 
 
 class RedisUnavailable(HindsightError, ConnectionError):
-    """Redis could not be reached (or is loading its data, or is a read-only replica)."""
+    """Redis could not be reached (or is loading its data, is a read-only replica, or refuses
+    writes because it cannot write to its disk)."""
 
     retryable = True
 
@@ -238,10 +241,23 @@ def map_redis_error(exc: Exception, action: str, hint: str = "") -> HindsightErr
         if isinstance(cause, rx.RedisError):
             return map_redis_error(cause, action, hint)
         return _from_reply(str(exc), action)
+    if isinstance(exc, rx.RedisClusterException):  # redis-py's own, not a RedisError
+        return _from_cluster_client(exc, action, hint)
     if not isinstance(exc, rx.RedisError):
         return None
     detail = str(exc) or type(exc).__name__
     after = f"; {hint}" if hint else ""
+    if isinstance(exc, rx.AskError):  # MOVED too
+        return RedisUnavailable(
+            f"cannot {action}: Redis redirected it ({detail}): a slot moved and did not "
+            "settle within cluster_retry_s, or the URL names a Redis Cluster node without "
+            f"the redis+cluster:// scheme (or cluster = true) that a cluster needs{after}"
+        )
+    if isinstance(exc, rx.ClusterError | rx.ClusterDownError | rx.TryAgainError):
+        return RedisUnavailable(
+            f"cannot {action}: the Redis Cluster is failing over or moving slots ({detail}), "
+            f"and did not settle within cluster_retry_s{after}"
+        )
     if isinstance(exc, rx.AuthenticationError | rx.AuthorizationError):
         return RedisAccessDenied(
             f"cannot {action}: Redis refused the credentials ({detail}); check "
@@ -270,6 +286,46 @@ def map_redis_error(exc: Exception, action: str, hint: str = "") -> HindsightErr
     return RedisCommandError(f"cannot {action}: {detail}", detail)
 
 
+def _from_cluster_client(exc: Exception, action: str, hint: str) -> HindsightError:
+    """The error for a ``RedisClusterException``: no node reachable, or a command the
+    cluster client cannot route (keys of several slots: a bug, never retried)."""
+    detail = str(exc) or type(exc).__name__
+    if _cluster_unreachable(exc):
+        after = f"; {hint}" if hint else ""
+        return RedisUnavailable(f"cannot {action}: no Redis Cluster node answers ({detail}){after}")
+    return RedisCommandError(f"cannot {action}: the cluster client refused it ({detail})", detail)
+
+
+def _cluster_unreachable(exc: Exception) -> bool:
+    from redis import exceptions as rx
+
+    text = str(exc).lower()
+    return isinstance(exc, rx.SlotNotCoveredError) or "cannot be connected" in text
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether a Redis error may go away by itself within seconds: a failover, a slot
+    migration, a restart (connection refused or reset, CLUSTERDOWN, TRYAGAIN, MOVED/ASK
+    that outlived redis-py's redirects, LOADING, a stale replica). Wrong credentials,
+    refused commands and bugs are not."""
+    from redis import exceptions as rx
+
+    if isinstance(exc, rx.AuthenticationError | rx.AuthorizationError):
+        return False
+    if isinstance(exc, rx.RedisClusterException):
+        return _cluster_unreachable(exc)
+    return isinstance(
+        exc,
+        rx.ConnectionError
+        | rx.TimeoutError
+        | rx.ClusterError
+        | rx.ClusterDownError
+        | rx.TryAgainError
+        | rx.AskError
+        | rx.ReadOnlyError,
+    )
+
+
 def _from_reply(reply: str, action: str) -> HindsightError:
     """The error for a command Redis refused, from its reply text."""
     lowered = reply.lower()
@@ -280,6 +336,16 @@ def _from_reply(reply: str, action: str) -> HindsightError:
         )
     if lowered.startswith("syntax error") or "syntax error at offset" in lowered:
         return InvalidQuery(f"cannot {action}: the search engine rejected the query ({reply})")
+    # In a pipeline, redis-py puts "Command # N (...) of pipeline caused error: " first.
+    own = lowered.rsplit("of pipeline caused error: ", 1)[-1].lstrip("('\"")
+    if own.startswith("misconf"):
+        # Its disk is full or its data dir read-only: Redis refuses writes (and PING) until
+        # a write succeeds again, then resumes by itself. Retryable, like an outage.
+        return RedisUnavailable(
+            f"cannot {action}: Redis cannot write to its disk and refuses writes until it can "
+            f"({reply}); free space in (or make writable) its data directory, then retry "
+            "(`hindsight-redis doctor` shows the state)"
+        )
     if lowered.startswith("oom"):
         return RedisCommandError(
             f"cannot {action}: Redis is out of memory ({reply}); raise maxmemory or "

@@ -9,6 +9,11 @@ N+1 beside generation N over the same hashes (new vector field
 index (keeping the documents) and deletes the old vector field: searches
 through the alias never stop.
 
+Index names carry the hash tag, so on a cluster the index sits on the shard
+of its memories. ``ensure`` adopts an index named before 0.2: one server adds
+the new alias to it; a cluster builds the same generation under the new name
+over the same hashes (nothing re-embedded) and drops the old one.
+
 The index is created through redis-py with redisvl's field definitions:
 redisvl cannot express ``LANGUAGE_FIELD``, which the Chinese support needs.
 """
@@ -18,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,6 +32,7 @@ from redis.asyncio.client import Pipeline
 from redis.commands.search.index_definition import IndexDefinition, IndexType
 
 from hindsight_redis import scripts
+from hindsight_redis.cluster import is_cluster
 from hindsight_redis.errors import EmbeddingMismatch, RedisCommandError, redis_errors
 from hindsight_redis.keys import Keys, glob_escape
 from hindsight_redis.providers.vectors import Embedder, resolve_dims
@@ -127,10 +133,14 @@ class MemoryIndex:
         """The recorded live index, or None before the first ``ensure``."""
         return await recorded_index(self._redis, self._keys)
 
-    async def _index_names(self) -> set[str]:
-        """The indexes on the server (``SearchModuleMissing`` without the search module)."""
-        names = await self._redis.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
-        return {as_text(n) for n in names}
+    async def _exists(self, name: str) -> bool:
+        """Whether index (or alias) ``name`` exists; ``SearchModuleMissing`` without FT.*."""
+        try:
+            with redis_errors("read the index"):
+                await self._redis.execute_command("FT.INFO", name)  # type: ignore[no-untyped-call]
+        except RedisCommandError:
+            return False  # unknown index
+        return True
 
     async def _create(self, generation: int, dims: int, context_dims: int) -> None:
         schema = index_schema(
@@ -142,7 +152,7 @@ class MemoryIndex:
             hnsw_ef_construction=self._settings.hnsw_ef_construction,
             hnsw_ef_runtime=self._settings.hnsw_ef_runtime,
         )
-        if schema.index.name in await self._index_names():
+        if await self._exists(schema.index.name):
             return
         definition = IndexDefinition(  # type: ignore[no-untyped-call]
             prefix=[self._keys.doc_prefix],
@@ -172,7 +182,7 @@ class MemoryIndex:
         field stays without it (``reindex`` adds it).
         """
         with redis_errors("prepare the search index"):
-            await self._index_names()  # a server without the search module fails here
+            await self._exists(self._keys.index_alias)  # no search module: fails here
             meta = await self._meta()
             await self._learn_dims(meta, embedder, contextual)
             if "generation" not in meta:
@@ -191,18 +201,47 @@ class MemoryIndex:
                 meta = await self._meta()
             info = _info_from_meta(self._keys, meta)
             self._check(info, embedder, contextual)
+            if info.name != self._keys.index_name(info.generation):
+                return await self._adopt(info)
             await self._create(info.generation, info.dims, info.context_dims)
-            # ADD, never UPDATE: only reindex moves the alias. An ensure that read
-            # the old generation just before a reindex must not move it back.
-            try:
-                with redis_errors("add the index alias"):
-                    await self._redis.execute_command(  # type: ignore[no-untyped-call]
-                        "FT.ALIASADD", self._keys.index_alias, info.name
-                    )
-            except RedisCommandError as e:
-                if "exists" not in e.reply.lower():
-                    raise
+            await self._alias(info.name)
             return info
+
+    async def _alias(self, name: str) -> None:
+        """Point the alias at ``name`` unless it exists. ADD, never UPDATE: only reindex
+        moves it (an ensure that read the old generation must not move it back)."""
+        try:
+            with redis_errors("add the index alias"):
+                await self._redis.execute_command(  # type: ignore[no-untyped-call]
+                    "FT.ALIASADD", self._keys.index_alias, name
+                )
+        except RedisCommandError as e:
+            if "exists" not in e.reply.lower():
+                raise
+
+    async def _adopt(self, old: IndexInfo) -> IndexInfo:
+        """Keep an index built before 0.2 (a name without the hash tag) in service."""
+        if not is_cluster(self._redis) and await self._exists(old.name):
+            await self._alias(old.name)  # found: the next reindex gives it a new name
+            logger.info("index %s predates 0.2: alias %s added", old.name, old.alias)
+            return old
+        # On a cluster the old name sits on another shard than the memories.
+        await self._create(old.generation, old.dims, old.context_dims)
+        name = self._keys.index_name(old.generation)
+        await self.wait_indexed(name)
+        await self._redis.hset(self._keys.index_meta, "name", name)
+        await self._alias(name)
+        await self._drop(old.name)
+        logger.warning("index %s predates 0.2: rebuilt as %s", old.name, name)
+        return replace(old, name=name)
+
+    async def _drop(self, name: str) -> None:
+        """Drop index ``name``, keeping its documents (a warning if that fails)."""
+        try:
+            with redis_errors("drop the old index"):
+                await self._redis.execute_command("FT.DROPINDEX", name)  # type: ignore[no-untyped-call]
+        except RedisCommandError as e:
+            logger.warning("could not drop old index %s: %s", name, e)
 
     @staticmethod
     async def _learn_dims(
@@ -240,8 +279,8 @@ class MemoryIndex:
         try:
             with redis_errors("read the index"):
                 raw = reply_map(await self._redis.execute_command("FT.INFO", info.alias))  # type: ignore[no-untyped-call]
-        except RedisCommandError as e:
-            return {"exists": False, "error": e.reply, "model_id": info.model_id}
+        except RedisCommandError as e:  # (an index named before 0.2: adopted by ensure)
+            return {"exists": False, "error": e.reply, "model_id": info.model_id, "name": info.name}
         return {
             "exists": True,
             "name": info.name,
@@ -378,11 +417,7 @@ class MemoryIndex:
         await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, name)  # type: ignore[no-untyped-call]
         # Memories committed between the last pass and the swap.
         total += await self._embed_missing(new_embedder, await self._scan_ids(), field)
-        try:
-            with redis_errors("drop the old index"):
-                await self._redis.execute_command("FT.DROPINDEX", old.name)  # type: ignore[no-untyped-call]
-        except RedisCommandError as e:
-            logger.warning("could not drop old index %s: %s", old.name, e)
+        await self._drop(old.name)
 
         def drop_old_vector(pipe: Pipeline, key: str) -> None:
             pipe.hdel(key, old.vector_field)

@@ -1,7 +1,9 @@
 """Every Redis key, stream, group and index name, from one prefix.
 
 Pure module. All keys of a namespace share the hash tag ``{namespace}`` so
-that a namespace lives on one cluster slot and scripts may touch any of them.
+that a namespace lives on one cluster slot and scripts may touch any of them;
+so do its index names (the search module routes FT.* by the index name).
+Cross-namespace keys (the registry, tokens) are read one key per command.
 """
 
 from __future__ import annotations
@@ -90,12 +92,25 @@ class Keys:
 
     @property
     def index_alias(self) -> str:
-        """The alias searches use; ``reindex`` points it at a new index."""
-        return f"{self.prefix}-{self.namespace}-idx"
+        """The alias searches use; ``reindex`` points it at a new index.
+
+        It carries the hash tag: on a cluster, FT.* commands go to the shard of the
+        index name, which must be the shard holding the namespace's memories."""
+        return f"{self.base}:idx"
 
     def index_name(self, generation: int) -> str:
         """The concrete index of one generation (bumped by ``reindex``)."""
-        return f"{self.index_alias}-g{generation}"
+        return f"{self.index_alias}:g{generation}"
+
+    @property
+    def legacy_index_alias(self) -> str:
+        """The alias of releases before 0.2 (no hash tag): ``MemoryIndex.ensure`` adopts
+        an index found under it."""
+        return f"{self.prefix}-{self.namespace}-idx"
+
+    def is_index(self, name: str) -> bool:
+        """Whether ``name`` is an index of this namespace, of any generation or release."""
+        return name.startswith((f"{self.index_alias}:g", f"{self.legacy_index_alias}-g"))
 
     @property
     def index_meta(self) -> str:
@@ -136,7 +151,7 @@ class Keys:
 
     @property
     def item_retired(self) -> str:
-        """Set of memory ids of replaced item versions still to archive (written, not indexed yet)."""
+        """Memory ids of replaced item versions to archive once indexed (written, not yet)."""
         return f"{self.base}:item-retired"
 
 

@@ -7,10 +7,12 @@ becomes a Lua local
 (``local memory = KEYS[1]``; ``Arg[int]`` is ``tonumber(ARGV[i])``,
 ``Arg[bool]`` a boolean; a trailing ``KeyList``/``ArgList`` gives
 ``<name>_first``, the index of its first slot). The SHA is computed once;
-a call is one ``EVALSHA``, and the script is loaded when the server answers
-``NOSCRIPT`` (a restart or ``SCRIPT FLUSH`` emptied its cache). ``queue``
-adds a call to a pipeline, ``execute`` runs such a pipeline and re-sends the
-calls refused with ``NOSCRIPT``. mypy checks every call against the signature.
+a call is one ``EVALSHA``, sent again as ``EVAL`` (which caches the script)
+when the server answers ``NOSCRIPT``: a restart, a ``SCRIPT FLUSH`` or a
+failed-over cluster shard (a replica's script cache starts empty), and
+``EVAL`` is routed by its keys like ``EVALSHA``. ``queue`` adds a call to a
+pipeline, ``execute`` runs such a pipeline and re-sends the calls refused
+with ``NOSCRIPT``. mypy checks every call against the signature.
 """
 
 from __future__ import annotations
@@ -148,13 +150,22 @@ class Script(Generic[P, R]):
         try:
             result: R = await redis.execute_command(*command)  # type: ignore[no-untyped-call]
         except NoScriptError:
-            await redis.script_load(self.lua)
-            result = await redis.execute_command(*command)  # type: ignore[no-untyped-call]
+            result = await redis.execute_command(*_with_source(command))  # type: ignore[no-untyped-call]
         return result
 
     def queue(self, pipe: Pipeline, *args: P.args, **kwargs: P.kwargs) -> None:
         """Add a call of the script to ``pipe`` (run it with ``execute``)."""
         pipe.execute_command(*self._command(kwargs))
+
+    def queue_source(self, pipe: Pipeline, *args: P.args, **kwargs: P.kwargs) -> None:
+        """Add a call as ``EVAL`` of the source (which caches the script), for a
+        pipeline that must be sent again whole after ``NOSCRIPT`` (see ``refused``)."""
+        pipe.execute_command(*_with_source(self._command(kwargs)))
+
+
+def refused(result: object) -> bool:
+    """Whether a pipelined script call was refused with ``NOSCRIPT`` (so it did not run)."""
+    return isinstance(result, NoScriptError)
 
 
 def redis_script(fn: Callable[Concatenate[Redis, P], Awaitable[R]]) -> Script[P, R]:
@@ -168,20 +179,22 @@ async def execute(pipe: Pipeline, *, raise_on_error: bool = True) -> list[Any]:
     A refused call did not run, so nothing runs twice. Use it for every
     pipeline that holds ``Script.queue`` calls.
     """
-    stack = list(pipe.command_stack)
+    stack = list(pipe.command_stack)  # also on a cluster's (cluster.ClusterClientPipeline)
     results = list(await pipe.execute(raise_on_error=False))
     refused = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
     if refused:
-        shas = list(dict.fromkeys(str(stack[i][0][1]) for i in refused))
-        for sha in shas:
-            pipe.script_load(_SOURCES[sha])
         for i in refused:
-            pipe.execute_command(*stack[i][0], **stack[i][1])
+            pipe.execute_command(*_with_source(stack[i][0]), **stack[i][1])
         again = await pipe.execute(raise_on_error=False)
-        for i, result in zip(refused, again[len(shas) :], strict=True):
+        for i, result in zip(refused, again, strict=True):
             results[i] = result
     if raise_on_error:
         for result in results:
             if isinstance(result, Exception):
                 raise result
     return results
+
+
+def _with_source(command: Sequence[Any]) -> list[Any]:
+    """An ``EVALSHA`` command as the ``EVAL`` of its script (same keys and arguments)."""
+    return ["EVAL", _SOURCES[str(command[1])], *command[2:]]

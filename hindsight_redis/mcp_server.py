@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
+import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -30,6 +30,7 @@ from hindsight_redis.access_tokens import Principal, Scope
 from hindsight_redis.client import AsyncMemoryClient
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.settings import Settings
+from hindsight_redis.tools import TOOLS, ToolSpec
 
 if TYPE_CHECKING:
     from hindsight_redis.pipeline.worker import Worker
@@ -49,16 +50,6 @@ INSTRUCTIONS = (
     "greetings or acknowledgements; the server drops them anyway. memory_forget archives "
     "what is wrong or obsolete (memory_restore brings it back)."
 )
-
-
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {k: _plain(v) for k, v in dataclasses.asdict(value).items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
 
 
 class ToolClients:
@@ -131,160 +122,53 @@ class ToolClients:
         self._redis = None
 
 
-def _writer(principal: Principal, agent_id: str | None) -> str | None:
-    """Who a write records as its author: the caller, or anyone for an admin."""
-    if principal.scope == "admin" and agent_id:
-        return agent_id
-    return principal.agent_id or None
-
-
 def build_server(
     settings: Settings, *, host: str = "127.0.0.1", port: int = 8765
 ) -> tuple[FastMCP, ToolClients]:
-    """An MCP server exposing the memory tools, and the clients its tools use."""
+    """An MCP server exposing the memory tools (``tools.TOOLS``), and the clients they use."""
     memory = ToolClients(settings)
     server = FastMCP("hindsight-redis", instructions=INSTRUCTIONS, host=host, port=port)
-
-    @server.tool(annotations=ToolAnnotations(title="Write a memory", idempotentHint=False))
-    async def memory_write(
-        ctx: Context[Any, Any, Any],
-        content: str,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        task_type: str | None = None,
-        source: str | None = None,
-        tags: list[str] | None = None,
-        protected: bool = False,
-        visibility: Literal["shared", "private"] = "shared",
-        importance: float | None = None,
-        half_life_days: float | None = None,
-        idempotency_key: str | None = None,
-        wait: bool = False,
-        timeout_s: float | None = None,
-    ) -> dict[str, Any]:
-        """Remember something for later conversations; returns the memory's id and status.
-
-        Call it when the user states a preference ("I prefer...", "always use..."), a
-        fact about themselves or their project, when a decision is made, or when a
-        complex task is finished (what was done and what worked). Do not call it for
-        chit-chat, greetings or acknowledgements: they are dropped.
-        The server filters, summarizes long text and indexes it; wait=true returns once
-        it is searchable, or says why it was dropped (within timeout_s seconds).
-        visibility="private": only you will see it. protected=true: never forgotten
-        automatically. importance (0..1) is a hint; idempotency_key makes a retried
-        write a no-op; half_life_days: how fast it fades when unused (e.g. 365 for a
-        lasting preference). task_type e.g. "preference", "dialogue", "code".
-        agent_id: ignored unless your token is an admin token (you are the writer).
-        """
-        receipt = await memory.call(
-            ctx,
-            "write",
-            lambda c, p: c.write(
-                content,
-                agent_id=_writer(p, agent_id),
-                session_id=session_id,
-                task_type=task_type,
-                source=source,
-                tags=tags or (),
-                protected=protected,
-                visibility=visibility,
-                importance=importance,
-                half_life_days=half_life_days,
-                idempotency_key=idempotency_key,
-                wait=wait,
-                timeout_s=timeout_s,
-                as_agent=p.agent_id,
-            ),
+    for spec in TOOLS:
+        hints = ToolAnnotations(
+            title=spec.title,
+            readOnlyHint=spec.read_only or None,
+            idempotentHint=None if spec.read_only else spec.idempotent,
+            destructiveHint=spec.destructive,
         )
-        result: dict[str, Any] = _plain(receipt)
-        return result
-
-    @server.tool(annotations=ToolAnnotations(title="Search memories", readOnlyHint=True))
-    async def memory_search(
-        ctx: Context[Any, Any, Any],
-        query: str,
-        top_k: int = 5,
-        mode: Literal["hybrid", "vector", "keyword"] = "hybrid",
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        task_type: str | None = None,
-        tags: list[str] | None = None,
-        since: float | None = None,
-        until: float | None = None,
-        include_archived: bool = False,
-        max_tokens: int | None = None,
-    ) -> list[dict[str, Any]]:
-        """Recall what was said or learned before, by meaning and by keywords.
-
-        Call it when the user refers to the past ("last time", "as before", "like we
-        did", "my preference", a person, project or error seen earlier) and before
-        asking the user for something they may have told you already. Keywords find
-        names, identifiers and error codes exactly. You see shared memories and your
-        own private ones. Filters narrow the pool: agent_id (written by that agent),
-        session_id, task_type, tags (all must match), since/until (unix seconds).
-        max_tokens: stop adding hits before their content passes that many tokens.
-        """
-        hits = await memory.call(
-            ctx,
-            "read",
-            lambda c, p: c.search(
-                query,
-                top_k=top_k,
-                mode=mode,
-                agent_id=agent_id,
-                session_id=session_id,
-                task_type=task_type,
-                tags=tags,
-                since=since,
-                until=until,
-                include_archived=include_archived,
-                max_tokens=max_tokens,
-                as_agent=p.agent_id,
-            ),
+        server.add_tool(
+            _tool_function(spec, memory),
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            annotations=hints,
         )
-        found: list[dict[str, Any]] = _plain(hits)
-        return found
-
-    @server.tool(annotations=ToolAnnotations(title="Get a memory", readOnlyHint=True))
-    async def memory_get(ctx: Context[Any, Any, Any], memory_id: str) -> dict[str, Any] | None:
-        """One memory by id (active, archived, merged or dropped with its reason), or null."""
-        record = await memory.call(ctx, "read", lambda c, p: c.get(memory_id, as_agent=p.agent_id))
-        found: dict[str, Any] | None = _plain(record)
-        return found
-
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Forget a memory", destructiveHint=False, idempotentHint=True
-        )
-    )
-    async def memory_forget(
-        ctx: Context[Any, Any, Any], memory_id: str, force: bool = False
-    ) -> dict[str, Any]:
-        """Archive a memory that is wrong or obsolete: it leaves search results, and
-        memory_restore brings it back. A protected memory is refused unless force=true."""
-        record: dict[str, Any] = _plain(
-            await memory.call(
-                ctx, "write", lambda c, p: c.forget(memory_id, force=force, as_agent=p.agent_id)
-            )
-        )
-        return record
-
-    @server.tool(annotations=ToolAnnotations(title="Restore a memory", idempotentHint=True))
-    async def memory_restore(ctx: Context[Any, Any, Any], memory_id: str) -> dict[str, Any]:
-        """Bring an archived (forgotten) memory back into search results."""
-        record: dict[str, Any] = _plain(
-            await memory.call(ctx, "write", lambda c, p: c.restore(memory_id, as_agent=p.agent_id))
-        )
-        return record
-
-    @server.tool(annotations=ToolAnnotations(title="Memory statistics", readOnlyHint=True))
-    async def memory_stats(ctx: Context[Any, Any, Any]) -> dict[str, Any]:
-        """Counters of the pool: memories active/archived, accepted, indexed, dropped per
-        reason, backlog, dead letters. For operators; not needed to answer users."""
-        stats: dict[str, Any] = _plain(await memory.call(ctx, "read", lambda c, p: c.stats()))
-        return stats
-
     return server, memory
+
+
+def _tool_function(spec: ToolSpec, memory: ToolClients) -> Callable[..., Awaitable[Any]]:
+    """The function FastMCP registers for ``spec``: its signature is the spec's arguments.
+
+    FastMCP reads a tool's input schema from its function's signature, so the
+    signature is made from ``spec.arguments`` (plus the request context).
+    """
+
+    async def tool(ctx: Context[Any, Any, Any], **arguments: Any) -> Any:
+        args = spec.arguments.model_validate(arguments)
+        return await memory.call(ctx, spec.scope, lambda c, p: spec.run(c, p, args))
+
+    context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+    parameters = spec.parameters()
+    tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [context, *parameters], return_annotation=spec.returns
+    )
+    tool.__annotations__ = {
+        "ctx": Context,
+        **{p.name: p.annotation for p in parameters},
+        "return": spec.returns,
+    }
+    tool.__name__ = tool.__qualname__ = spec.name
+    tool.__doc__ = spec.description
+    return tool
 
 
 @contextlib.asynccontextmanager

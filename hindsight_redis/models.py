@@ -120,6 +120,13 @@ class MemoryRecord:
     half_life_days: float | None = None
     archived_at: float | None = None
     archive_reason: str | None = None
+    superseded_by: str | None = None
+    """The memory kept in this one's place when a conflict review archived it."""
+    resolved_with: tuple[str, ...] = ()
+    """Memories this one's conflicts were resolved with (``conflicts_with`` holds the open ones)."""
+    resolution: Mapping[str, Any] | None = None
+    """The last conflict resolution involving it: ``keep``, ``other``, ``kept``, ``archived``,
+    ``by``, ``at``, ``note``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +136,7 @@ class SearchHit:
     ``fused`` is the score of the search's mode (0..1); ``vector`` and
     ``contextual`` are cosines, ``keyword`` is BM25 scaled to 0..1 over the
     candidates, ``bm25`` the raw BM25 score. A leg that did not find the
-    memory leaves its score None.
+    memory leaves its score None. ``conflicts_with``: an open contradiction.
     """
 
     id: str
@@ -147,6 +154,8 @@ class SearchHit:
     contextual: float | None = None
     bm25: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    conflicts_with: tuple[str, ...] = ()
+    """Memories flagged as contradicting this one, not resolved yet (``conflicts resolve``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +318,16 @@ def finite_number(value: object) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
+
+
+PARTITION_TAG = "partition:"
+"""A tag ``partition:<name>`` keeps a memory apart: it is merged with, and flagged as
+contradicting, only memories of the same partition (those without one form theirs)."""
+
+
+def partition_of(tags: Sequence[str]) -> str:
+    """The partition a memory's tags name ("" for none)."""
+    return next((t for t in tags if t.startswith(PARTITION_TAG)), "")
 
 
 REASONS = {

@@ -22,10 +22,13 @@ from hindsight_redis.cold import (
     import_memories,
     purge_exported,
 )
+from hindsight_redis.conflicts import check_resolution, list_resolutions, resolve_pairs
+from hindsight_redis.errors import InvalidArgument, NotFound
 from hindsight_redis.keys import Keys
 from hindsight_redis.lifecycle import SweepReport, sweep
 from hindsight_redis.models import MemoryRecord
 from hindsight_redis.retention import RetentionPolicy
+from hindsight_redis.review import ConflictResolution, Keep
 from hindsight_redis.settings import Settings
 
 if TYPE_CHECKING:
@@ -41,6 +44,14 @@ class PoolOperations:
 
     async def connect(self) -> Redis:
         """The connection (``AsyncMemoryClient.connect``)."""
+        raise NotImplementedError
+
+    async def get(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord | None:
+        """One memory as the caller sees it (``AsyncMemoryClient.get``)."""
+        raise NotImplementedError
+
+    def caller(self, as_agent: str | None = None) -> str:
+        """Who a call acts as (``AsyncMemoryClient.caller``)."""
         raise NotImplementedError
 
     # -- retention --------------------------------------------------------------
@@ -124,6 +135,48 @@ class PoolOperations:
     async def conflicts(self, limit: int = 100) -> list[MemoryRecord]:
         """Memories flagged for review because they contradict another (newest first)."""
         return await admin.list_conflicts(await self.connect(), self.keys, limit=limit)
+
+    async def resolve_conflict(
+        self,
+        memory_id: str,
+        keep: Keep,
+        *,
+        other_id: str | None = None,
+        note: str | None = None,
+        as_agent: str | None = None,
+    ) -> list[ConflictResolution]:
+        """Decide a flagged contradiction between ``memory_id`` and the memories it conflicts with.
+
+        ``keep="new"`` archives the older memory of each pair (``superseded_by``
+        the newer), ``"old"`` the newer one, ``"both"`` only clears the flag;
+        ``other_id`` limits it to that pair. Who decided (the caller, else
+        ``operator``), when and ``note`` are recorded on both memories and in
+        the log (``conflict_resolutions``); ``restore`` of either memory undoes
+        it. ``InvalidArgument`` when there is no open conflict to decide.
+        """
+        keep, text = check_resolution(keep, note)
+        record = await self.get(memory_id, as_agent=as_agent)
+        if record is None:
+            raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
+        others = list(record.conflicts_with)
+        if other_id is not None:
+            if other_id not in others:
+                raise InvalidArgument(
+                    f"memory {memory_id!r} has no open conflict with {other_id!r} "
+                    f"(open: {', '.join(others) or 'none'})"
+                )
+            others = [other_id]
+        visible = [o for o in others if await self.get(o, as_agent=as_agent) is not None]
+        if not visible:
+            raise InvalidArgument(f"memory {memory_id!r} has no open conflict to resolve")
+        return await resolve_pairs(
+            await self.connect(), self.keys, memory_id, visible,
+            keep=keep, by=self.caller(as_agent) or "operator", note=text,
+        )  # fmt: skip
+
+    async def conflict_resolutions(self, count: int = 100) -> list[ConflictResolution]:
+        """The latest conflict resolutions and their undoings (who, when, why), newest first."""
+        return await list_resolutions(await self.connect(), self.keys, count)
 
     async def reindex(self, embedder: str) -> dict[str, Any]:
         """Rebuild the index under another embedder (``"local"``, ``"litellm:<model>"``...).

@@ -1,4 +1,4 @@
-"""Plain text for people: search hits as a table, stats as aligned lines.
+"""Plain text for people: search hits and conflicts as tables, stats as aligned lines.
 
 Pure module (no I/O): the CLI prints what these return; ``--json`` prints the
 data instead.
@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hindsight_redis.models import SearchHit
+from hindsight_redis.models import MemoryRecord, SearchHit
 
 if TYPE_CHECKING:
     from hindsight_redis.lifecycle import SweepReport
@@ -150,3 +150,23 @@ def sweep_lines(report: SweepReport, *, width: int = 100) -> str:
         if more > 0:
             lines.append(f"... and {more:,} more (--show 0 lists all)")
     return "\n".join(lines)
+
+
+def conflicts_table(
+    records: Sequence[MemoryRecord], *, width: int = 100, now: float | None = None
+) -> str:
+    """Flagged memories: id, age, agent, the ids each contradicts, and a snippet."""
+    if not records:
+        return "no open conflict"
+    rows = [f"{'id':<32}  {'age':>4}  {'agent':<12}  {'conflicts with':<14}  memory"]
+    for record in records:
+        others = ",".join(o[:6] for o in record.conflicts_with)
+        line = (
+            f"{record.id:<32}  {age(record.created_at, now):>4}  "
+            f"{fit(record.agent_id or '-', 12)}  {fit(others, 14)}  "
+        )
+        rows.append(line + snippet(record.content, max(width - len(line), 20)))
+    rows.append(
+        "\nresolve: hindsight-redis conflicts resolve <id> --keep new|old|both [--note ...]"
+    )
+    return "\n".join(rows)

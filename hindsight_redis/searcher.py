@@ -54,6 +54,7 @@ from hindsight_redis.query import (
 )
 from hindsight_redis.ranking import Blend, Fusion, LegScores, Mode, Ranked, fuse
 from hindsight_redis.resp import NEVER_DECODE, SearchRow, as_text, search_rows
+from hindsight_redis.review import prefer_newer
 from hindsight_redis.schema import CONTEXT_FIELD
 from hindsight_redis.search_gc import ensure_search_gc
 from hindsight_redis.settings import Settings
@@ -193,6 +194,7 @@ class Searcher:
                 if plan.context_task is not None and not plan.context_task.done():
                     plan.context_task.cancel()
             hits = await self._hits(ranked, record_access=record_access)
+        hits = prefer_newer(hits, query)  # an open contradiction: the newer first
         observe_search(self.keys.namespace, mode, time.perf_counter() - started)
         return hits
 

@@ -64,6 +64,15 @@ class Settings(BaseSettings):
         description="Who this client acts as: writes record it, searches see its private memories.",
     )
     profile: Profile = Field("balanced", description="Persistence profile.")
+    cluster: bool = Field(
+        False, description="redis_url names a Redis Cluster node (as redis+cluster:// does)."
+    )
+    read_from_replicas: bool = Field(
+        False, description="Cluster: searches and other reads may be served by replicas."
+    )
+    cluster_retry_s: float = Field(
+        15.0, gt=0, description="Cluster: longest a call waits out a failover or slot move."
+    )
 
     # Embedded server
     server_dir: Path = Field(default_factory=default_server_dir)

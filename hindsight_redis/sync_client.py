@@ -49,6 +49,22 @@ class MemoryClient:
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
+    def call(self, action: Callable[[AsyncMemoryClient], Coroutine[Any, Any, T]]) -> T:
+        """Run ``action(async_client)`` on this client's loop; its result (blocking).
+
+        For adapters that build on the async client and serve blocking callers.
+        """
+        return self._run(action(self._client))
+
+    async def acall(self, action: Callable[[AsyncMemoryClient], Coroutine[Any, Any, T]]) -> T:
+        """``call`` from any event loop: awaits the result without blocking that loop.
+
+        The work runs on this client's own loop, so one client serves blocking
+        code and every event loop of the process alike.
+        """
+        future = asyncio.run_coroutine_threadsafe(action(self._client), self._loop)
+        return await asyncio.wrap_future(future)
+
     def __enter__(self) -> MemoryClient:
         return self
 
@@ -79,4 +95,6 @@ class MemoryClient:
     dead_letters = _blocking(AsyncMemoryClient.dead_letters)
     replay_dead_letters = _blocking(AsyncMemoryClient.replay_dead_letters)
     conflicts = _blocking(AsyncMemoryClient.conflicts)
+    resolve_conflict = _blocking(AsyncMemoryClient.resolve_conflict)
+    conflict_resolutions = _blocking(AsyncMemoryClient.conflict_resolutions)
     reindex = _blocking(AsyncMemoryClient.reindex)

@@ -61,7 +61,8 @@ def _own_keys_only(request: pytest.FixtureRequest) -> Iterator[None]:
     client = redis.Redis.from_url(url)
     try:
         for name in client.execute_command("FT._LIST"):
-            if name.decode().startswith(f"{prefix}-"):
+            # "{prefix}:{namespace}:idx:g<N>"; before 0.2, "{prefix}-{namespace}-idx-g<N>"
+            if name.decode().startswith((f"{prefix}:", f"{prefix}-")):
                 client.execute_command("FT.DROPINDEX", name)
         mine = list(client.scan_iter(match=f"{prefix}:*", count=1000))
         for start in range(0, len(mine), 1000):

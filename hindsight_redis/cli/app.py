@@ -21,6 +21,7 @@ from hindsight_redis.cli.memories import (
 )
 from hindsight_redis.cli.service import (
     cmd_conflicts,
+    cmd_console,
     cmd_demo,
     cmd_dlq,
     cmd_doctor,
@@ -75,8 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(handler=handler)
         return p
 
-    p = add("server", cmd_server, "start, stop or inspect the embedded Redis")
+    p = add("server", cmd_server, "start, stop or inspect the embedded Redis (or a local cluster)")
     p.add_argument("action", choices=["start", "stop", "status"])
+    p.add_argument(
+        "--cluster", type=int, nargs="?", const=0, metavar="MASTERS",
+        help="a local Redis Cluster instead: MASTERS masters (default 3) on ports from --port",
+    )  # fmt: skip
+    p.add_argument("--replicas", type=int, default=0, help="--cluster: replicas per master")
     add("demo", cmd_demo, "a scripted multi-agent session: what is kept, dropped and found")
     add("doctor", cmd_doctor, "check server version, modules, persistence and index")
     p = add("worker", cmd_worker, "run a worker until SIGTERM (or --burst: drain and exit)")
@@ -156,8 +162,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="MCP address to bind")
     p.add_argument("--mcp-port", dest="mcp_port", type=int, default=8765, help="MCP port")
     add("reindex", cmd_reindex, "rebuild the index under --embedder without downtime")
-    p = add("conflicts", cmd_conflicts, "memories flagged as contradicting another")
+    p = add("conflicts", cmd_conflicts, "contradicting memories: list, resolve ID, or the log")
+    p.add_argument("action", nargs="?", choices=["list", "resolve", "log"], default="list")
+    p.add_argument("id", nargs="?", help="resolve: the memory (ids from `conflicts`)")
+    p.add_argument("--keep", choices=["new", "old", "both"], help="resolve: which one stays")
+    p.add_argument("--with", dest="other_id", help="resolve: only its conflict with this memory")
+    p.add_argument("--note", help="resolve: why (recorded with who and when)")
     p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--json", action="store_true", help="list: print the records as JSON")
+    p = add("console", cmd_console, "a web console: namespaces, memories, drops, conflicts, DLQ")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    p.add_argument("--console-port", dest="console_port", type=int, default=8766, help="port")
+    p.add_argument(
+        "--admin-token",
+        help="an admin token (`token create --scope admin`; or HINDSIGHT_CONSOLE_TOKEN): "
+        "resolve, restore and replay in its namespace",
+    )
     p = add("token", cmd_token, "create, list or revoke the HTTP transport's access tokens")
     token = p.add_subparsers(dest="token_action", required=True)
     t = token.add_parser("create", help="print a new token once (only its hash is stored)")

@@ -1,5 +1,5 @@
 """Commands that run or inspect the service: server, doctor, worker, dlq, reindex,
-conflicts, stats, metrics, mcp, up, demo."""
+conflicts, console, stats, metrics, mcp, up, demo."""
 
 from __future__ import annotations
 
@@ -16,9 +16,13 @@ from hindsight_redis.settings import Settings, redact_url
 
 
 def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
-    """``server start|stop|status``: the embedded Redis."""
+    """``server start|stop|status``: the embedded Redis (``--cluster``: a local cluster)."""
     from hindsight_redis.connection import embedded_server
 
+    if args.cluster is not None:
+        from hindsight_redis.cli.cluster import cmd_cluster_server
+
+        return cmd_cluster_server(args, settings)
     server = embedded_server(settings)
     if args.action == "start":
         state = server.start()
@@ -97,8 +101,51 @@ def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_conflicts(args: argparse.Namespace, settings: Settings) -> int:
-    """``conflicts``: memories flagged as contradicting another."""
-    print_json(asyncio.run(with_client(settings, lambda c: c.conflicts(args.limit))))
+    """``conflicts [list]``: flagged pairs; ``conflicts resolve ID --keep new|old|both
+    [--with ID] [--note ...]``: decide one; ``conflicts log``: the decisions taken."""
+    if args.action == "resolve":
+        if not args.id or not args.keep:
+            raise InvalidArgument("conflicts resolve needs an id and --keep new|old|both")
+        done = asyncio.run(
+            with_client(
+                settings,
+                lambda c: c.resolve_conflict(
+                    args.id, args.keep, other_id=args.other_id, note=args.note
+                ),
+            )
+        )
+        print_json(done)
+        for item in done:
+            gone = f"archived {item.archived}" if item.archived else "both kept"
+            print(f"resolved {item.memory_id} / {item.other_id}: {gone}", file=sys.stderr)
+        return 0
+    if args.action == "log":
+        print_json(asyncio.run(with_client(settings, lambda c: c.conflict_resolutions(args.limit))))
+        return 0
+    records = asyncio.run(with_client(settings, lambda c: c.conflicts(args.limit)))
+    if args.json:
+        print_json(records)
+    else:
+        from hindsight_redis.render import conflicts_table
+
+        print(conflicts_table(records))
+    return 0
+
+
+def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
+    """``console``: the operators' web console until interrupted (the admin token may
+    also come from ``HINDSIGHT_CONSOLE_TOKEN``, kept off the command line)."""
+    import os
+    import signal
+
+    from hindsight_redis.console import serve_console
+
+    token = args.admin_token or os.environ.get("HINDSIGHT_CONSOLE_TOKEN") or None
+    mode = "admin" if token else "read-only (--admin-token to resolve, restore, replay)"
+    print(f"console, {mode}, at http://{args.host}:{args.console_port}/", file=sys.stderr)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: sys.exit(0))
+    serve_console(settings, host=args.host, port=args.console_port, admin_token=token)
     return 0
 
 
@@ -156,6 +203,8 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     server = embedded_server(settings) if settings.embedded else None
     started_here = server is not None and server.state() is None
     target = resolve(settings)
+    if target.cluster:  # the local cluster of server_dir (or one configured): left running
+        server = None
     # Pinned for the children: the same server and the profile in effect there.
     settings = settings.model_copy(update={"redis_url": target.url, "profile": target.profile.name})
     env = {**os.environ, **settings.to_env()}

@@ -153,10 +153,12 @@ class NamespaceConsumer:
 
     async def recover(self) -> None:
         """After an outage: the group and the index may be gone (a server without persistence)."""
+        # First: should these calls fail and Redis be back by the next read, that read
+        # must still re-read what this worker held when the outage hit.
+        self.own_pending_first = True
         await self.ensure_group()
         if self._built is not None and self._built.ensure_index is not None:
             await self._built.ensure_index()
-        self.own_pending_first = True  # what this worker held when the outage hit
 
     async def leave_group(self) -> None:
         """Stopped cleanly: forget this consumer, unless it holds entries (reclaimed later)."""

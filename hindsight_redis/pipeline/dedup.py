@@ -17,7 +17,9 @@ for the whole batch) and the earlier candidates of the same batch:
 
 A candidate's memory id is its ``event.event_id``. Merges only happen
 between memories of the same visibility (and, for private ones, the same
-agent), so a private note never disappears into someone else's.
+agent), so a private note never disappears into someone else's; and of the
+same partition (a ``partition:<name>`` tag, ``models.partition_of``: the
+LangGraph store's namespaces), which are never merged nor flagged across.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from redis.asyncio import Redis
 
+from hindsight_redis.documents import split_tags
 from hindsight_redis.errors import ProviderError, redis_errors
 from hindsight_redis.index import IndexInfo
 from hindsight_redis.keys import Keys
+from hindsight_redis.models import partition_of
 from hindsight_redis.pipeline.base import Candidate, alive
 from hindsight_redis.pipeline.facts import contradiction, disagree, facts_of, may_share_topic
 from hindsight_redis.resp import NEVER_DECODE, as_text, search_rows
@@ -153,7 +157,8 @@ class DedupStage:
                         "FT.SEARCH", info.alias, knn, "PARAMS", "2", "BLOB",
                         cand.embedding.astype(np.float32).tobytes(), "SORTBY", "__d", "ASC",
                         "LIMIT", "0", str(_NEIGHBOURS),
-                        "RETURN", "5", "__d", "status", "visibility", "agent_id", "content",
+                        "RETURN", "6", "__d", "status", "visibility", "agent_id", "content",
+                        "tags",
                         "DIALECT", "2", **NEVER_DECODE,
                     )  # fmt: skip
                 replies = await pipe.execute()
@@ -175,16 +180,18 @@ class DedupStage:
         return found
 
     @staticmethod
-    def _scope(candidate: Candidate) -> tuple[str, str]:
-        """Who may share a memory with this one: (visibility, owner if private)."""
+    def _scope(candidate: Candidate) -> tuple[str, str, str]:
+        """Who may share a memory with this one: (visibility, owner if private, partition)."""
         event = candidate.event
         visibility = event.visibility or "shared"
-        return visibility, event.agent_id if visibility == "private" else ""
+        owner = event.agent_id if visibility == "private" else ""
+        return visibility, owner, partition_of(event.tags)
 
     @staticmethod
-    def _row_scope(fields: dict[str, Any]) -> tuple[str, str]:
+    def _row_scope(fields: dict[str, Any]) -> tuple[str, str, str]:
         visibility = as_text(fields.get("visibility")) or "shared"
-        return visibility, as_text(fields.get("agent_id")) if visibility == "private" else ""
+        owner = as_text(fields.get("agent_id")) if visibility == "private" else ""
+        return visibility, owner, partition_of(split_tags(as_text(fields.get("tags"))))
 
     async def process(self, batch: Sequence[Candidate]) -> None:
         """Set ``merge_into`` / ``conflicts_with`` on the alive candidates of ``batch``."""

@@ -22,6 +22,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
 
+from hindsight_redis.models import partition_of
 from hindsight_redis.pipeline.base import Candidate, alive
 from hindsight_redis.pipeline.filter_config import FilterConfig, normalize
 from hindsight_redis.text import UNSPACED, script_of
@@ -136,13 +137,16 @@ def check_rules(text: str, lists: FilterConfig) -> str | None:
 def content_key(candidate: Candidate) -> str:
     """The hash under which exact duplicates of ``candidate`` collide.
 
-    Scoped to the namespace (and to the agent for private memories);
-    whitespace and case differences do not make a text new.
+    Scoped to the namespace (and to the agent for private memories, and to
+    the partition: ``models.partition_of``); whitespace and case differences
+    do not make a text new.
     """
     event = candidate.event
     owner = event.agent_id if event.visibility == "private" else ""
     text = " ".join(candidate.content.split()).casefold()
-    return hashlib.sha256(f"{event.namespace}\0{owner}\0{text}".encode()).hexdigest()
+    partition = partition_of(event.tags)
+    scope = f"{event.namespace}\0{owner}" + (f"\0{partition}" if partition else "")
+    return hashlib.sha256(f"{scope}\0{text}".encode()).hexdigest()
 
 
 class RuleFilter:

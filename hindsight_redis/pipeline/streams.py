@@ -1,7 +1,8 @@
 """Commands over the streams of many namespaces: one read, one lease, one drained check.
 
 ``read_group`` reads several streams of the ``workers`` group in one
-``XREADGROUP`` (at most ``count`` entries from each). ``Lease`` keeps the
+``XREADGROUP`` (at most ``count`` entries from each); on a cluster, one per
+hash slot, pipelined (``XREADGROUP`` takes the keys of one slot only). ``Lease`` keeps the
 entries a worker read claimed while they wait or are processed: slow LLM
 calls, big batches, or a round over many namespaces can hold an entry
 longer than ``claim_idle_ms``, so every third of it the worker re-claims
@@ -13,17 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import redis.asyncio as aioredis
 
+from hindsight_redis.cluster import by_slot
 from hindsight_redis.errors import RedisUnavailable, redis_errors
 from hindsight_redis.keys import GROUP
 from hindsight_redis.resp import as_text
 
 Entry = tuple[str, dict[bytes, bytes]]
+_POLL_S = 0.025  # a blocking read over several cluster slots asks again this often
 
 
 async def read_group(
@@ -36,8 +40,42 @@ async def read_group(
 ) -> dict[str, list[Entry]]:
     """Entries of each stream (``">"``: new ones; ``"0"``: the consumer's own pending ones),
     by stream; streams without entries are left out."""
+    slots = by_slot(redis, streams)
+    if len(slots) > 1:
+        return await _read_slots(redis, consumer, streams, slots, count=count, block_ms=block_ms)
     ids: dict[Any, Any] = dict(streams)
     reply = await redis.xreadgroup(GROUP, consumer, ids, count=count, block=block_ms or None)
+    return _found(reply)
+
+
+async def _read_slots(
+    redis: aioredis.Redis,
+    consumer: str,
+    streams: Mapping[str, str],
+    slots: list[list[str]],
+    *,
+    count: int,
+    block_ms: int | None,
+) -> dict[str, list[Entry]]:
+    """``read_group`` over the streams of several cluster slots: one ``XREADGROUP`` per
+    slot in one pipeline (a round trip per shard). Blocking would take a connection per
+    slot, so a blocking read asks again every ``_POLL_S`` until ``block_ms``."""
+    deadline = time.monotonic() + (block_ms or 0) / 1000
+    while True:
+        pipe = redis.pipeline(transaction=False)
+        for slot in slots:
+            pipe.xreadgroup(GROUP, consumer, {s: streams[s] for s in slot}, count=count)
+        found: dict[str, list[Entry]] = {}
+        for reply in await pipe.execute():
+            found.update(_found(reply))
+        remaining = deadline - time.monotonic()
+        if found or remaining <= 0:
+            return found
+        await asyncio.sleep(min(_POLL_S, remaining))
+
+
+def _found(reply: Any) -> dict[str, list[Entry]]:
+    """The entries of an ``XREADGROUP`` reply, by stream (streams without any left out)."""
     replies: Any = reply or []
     if isinstance(replies, dict):  # RESP3 replies map stream -> entries
         replies = list(replies.items())

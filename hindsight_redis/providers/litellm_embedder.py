@@ -19,6 +19,18 @@ from hindsight_redis.providers.vectors import EmbedFn, Vectors, normalize_rows, 
 logger = logging.getLogger(__name__)
 
 
+class _NoRetries(int):
+    """A 0 that litellm keeps: its OpenAI embedding path reads ``max_retries or
+    DEFAULT_MAX_RETRIES`` (litellm issue 7003), so a plain 0 lets the SDK make three
+    requests, with its own backoff, for every attempt of ours."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+_NO_SDK_RETRIES = _NoRetries(0)
+
+
 def _default_embed_fn() -> EmbedFn:
     # The local cost map avoids a network fetch when litellm is first imported.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -138,7 +150,7 @@ class LiteLLMEmbedder:
             "input": list(batch),
             "timeout": self._timeout_s,
         }
-        kwargs["max_retries"] = 0  # retries are ours, not the SDK's
+        kwargs["max_retries"] = _NO_SDK_RETRIES  # retries are ours, not the SDK's
         if self._api_base:
             kwargs["api_base"] = self._api_base
         if isinstance(self._api_key, SecretStr):

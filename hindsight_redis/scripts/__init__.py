@@ -4,10 +4,13 @@ Declared with ``lua.redis_script``: the signature names the KEYS and ARGV, the
 docstring is the Lua body. Every key a script touches comes in KEYS and
 shares the namespace hash tag, so the scripts also run on a cluster.
 ``stream``: the write path and the workers; ``memories``: refine, access
-counts, updates; ``lifecycle``: forget, sweeps, purge and import.
+counts, updates; ``lifecycle``: forget, sweeps, purge and import; ``conflicts``:
+conflict review; ``items``: keyed items (``items.py``).
 """
 
 from hindsight_redis.lua import execute
+from hindsight_redis.scripts.conflicts import resolve_pair, undo_pair
+from hindsight_redis.scripts.items import delete_item, put_item, retarget_item
 from hindsight_redis.scripts.lifecycle import (
     archive_if_unchanged,
     archive_one,
@@ -36,6 +39,7 @@ __all__ = [
     "archive_one",
     "commit",
     "dead_letter",
+    "delete_item",
     "execute",
     "flush_access",
     "import_if_absent",
@@ -44,9 +48,13 @@ __all__ = [
     "lease_renew",
     "leave_group",
     "purge_if_unchanged",
+    "put_item",
     "record_if_absent",
     "refine",
     "replay",
+    "resolve_pair",
+    "retarget_item",
+    "undo_pair",
     "update_existing",
     "write_events",
 ]

@@ -18,7 +18,7 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,6 +136,7 @@ class EmbeddedServer:
         bind: str = "127.0.0.1",
         start_timeout_s: float = 15.0,
         password: SecretStr | None = None,
+        extra_config: Mapping[str, str] | None = None,
     ) -> None:
         self.data_dir = data_dir.expanduser()
         self.profile = profile
@@ -143,6 +144,7 @@ class EmbeddedServer:
         self.bind = bind
         self.start_timeout_s = start_timeout_s
         self.password = password
+        self.extra_config = dict(extra_config or {})  # e.g. a cluster node's settings
 
     @property
     def pid_file(self) -> Path:
@@ -217,7 +219,10 @@ class EmbeddedServer:
             probe.write_text("ok")
             probe.unlink()
         except OSError as e:
-            raise DataDirError(f"data dir {self.data_dir} is not writable: {e}") from e
+            raise DataDirError(
+                f"data dir {self.data_dir} is not writable ({e}): free space there or fix "
+                "its permissions, or choose another with --server-dir / HINDSIGHT_SERVER_DIR"
+            ) from e
 
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
@@ -240,7 +245,7 @@ class EmbeddedServer:
             "--logfile", str(self.log_file),
             "--protected-mode", "yes",
         ]  # fmt: skip
-        for key, value in self.profile.config.items():
+        for key, value in {**self.profile.config, **self.extra_config}.items():
             args += [f"--{key}", value]
         for module in binaries.modules:
             args += ["--loadmodule", str(module)]
@@ -249,10 +254,12 @@ class EmbeddedServer:
         return args
 
     def _stdin_config(self) -> str:
-        """Configuration read from stdin: ``requirepass`` when there is a password."""
+        """Configuration read from stdin: ``requirepass`` (and ``masterauth``, for a
+        replica of a cluster) when there is a password."""
         if self.password is None:
             return ""
-        return f"requirepass {_config_string(self.password.get_secret_value())}\n"
+        quoted = _config_string(self.password.get_secret_value())
+        return f"requirepass {quoted}\nmasterauth {quoted}\n"
 
     def _start(self) -> ServerState:
         binaries = find_binaries()
@@ -324,8 +331,10 @@ def _answers(url: str) -> bool:
             return bool(redis.Redis.from_url(url, socket_timeout=1.0).ping())
     except RedisAccessDenied:
         return True  # it wants a password: it is up (RedisAccessDenied is an OSError too)
-    except (RedisUnavailable, NotARedisServer, OSError):
-        return False
+    except (RedisUnavailable, NotARedisServer, OSError) as e:
+        # An error reply (MISCONF: it cannot write its disk, so it refuses even PING) is an
+        # answer: the server is up.
+        return isinstance(e.__cause__, redis.ResponseError)
     except HindsightError:
         return True  # it answers, even if with an error
 

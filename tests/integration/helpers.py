@@ -1,10 +1,12 @@
-"""Helpers shared by integration tests: predicate waits, stages that fail on purpose,
-memory documents written straight to an index, a look at an index's fields."""
+"""Helpers shared by integration tests: predicate waits, stages that fail, stall or hold a
+batch on purpose, memory documents written straight to an index, a look at an index's fields."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -62,6 +64,56 @@ class Slow:
 
     async def process(self, batch: Sequence[Candidate]) -> None:
         await asyncio.sleep(self.delay_s)
+
+
+class Gate:
+    """A stage that holds the first batch it sees until ``release`` is set.
+
+    ``in_flight`` is set once that batch is held: a fault injected then hits a
+    worker with a batch read but not committed.
+    """
+
+    name = "gate"
+
+    def __init__(self) -> None:
+        self.in_flight = asyncio.Event()
+        self.release = asyncio.Event()
+        self.held = 0
+
+    async def process(self, batch: Sequence[Candidate]) -> None:
+        if not self.in_flight.is_set():
+            self.held = len(batch)
+            self.in_flight.set()
+            await self.release.wait()
+
+
+def wait_pid_gone(pid: int, timeout_s: float = 10.0) -> None:
+    """Wait until process ``pid`` has exited: gone, or a zombie (its files and ports are
+    released; a daemon's zombie waits for init, which may reap it only much later)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+            if _state(pid) == "Z":
+                return
+        except (ProcessLookupError, FileNotFoundError):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"pid {pid} still alive after {timeout_s}s")
+
+
+def _state(pid: int) -> str:
+    """The state letter of ``/proc/<pid>/stat`` (R, S, T stopped, Z zombie, ...)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def freeze(pid: int, timeout_s: float = 10.0) -> None:
+    """``SIGSTOP`` process ``pid`` and wait until it is stopped (the signal is asynchronous)."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + timeout_s
+    while _state(pid) != "T":
+        assert time.monotonic() < deadline, f"pid {pid} did not stop"
+        time.sleep(0.005)
 
 
 async def hset_memory(

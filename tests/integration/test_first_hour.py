@@ -183,4 +183,5 @@ async def test_the_demo_explains_drops_and_leaves_no_litter(settings: Settings) 
     client = redis_sync.Redis.from_url(settings.redis_url or "")
     assert not list(client.scan_iter(match=f"{settings.key_prefix}:*"))
     names = [n.decode() for n in client.execute_command("FT._LIST")]
-    assert not [n for n in names if n.startswith(f"{settings.key_prefix}-demo-")]
+    prefix = settings.key_prefix
+    assert not [n for n in names if n.startswith((f"{prefix}-demo-", f"{prefix}:{{demo-"))]

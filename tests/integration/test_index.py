@@ -141,3 +141,35 @@ async def test_a_client_keeps_searching_across_a_reindex(settings: Settings, dra
         assert moved["generation"] == 2
         # the first client's cached index is stale; it re-opens once and goes on
         assert [h.id for h in await client.search("ERR_CONN_RESET", top_k=1)] == [receipt.id]
+
+
+async def test_an_index_named_before_0_2_is_found_and_renamed_by_the_next_reindex(
+    redis: Redis, settings: Settings, drain: Drain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hindsight_redis import AsyncMemoryClient
+    from hindsight_redis.admin import delete_namespace
+
+    keys = Keys(settings.key_prefix, settings.namespace)
+    legacy = f"{keys.legacy_index_alias}-g1"
+    with monkeypatch.context() as old_release:  # names without the hash tag, as before 0.2
+        old_release.setattr(Keys, "index_alias", property(lambda k: k.legacy_index_alias))
+        old_release.setattr(Keys, "index_name", lambda k, g: f"{k.legacy_index_alias}-g{g}")
+        async with AsyncMemoryClient(settings) as client:
+            await client.write_many(
+                [{"content": f"Old release fact {n} about kestrel"} for n in range(3)]
+            )
+            await drain()
+    async with AsyncMemoryClient(settings) as client:  # this release
+        hits = await client.search("kestrel old release fact", top_k=5, mode="keyword")
+        assert len(hits) == 3  # found: the new alias points at the old index, nothing rebuilt
+        assert (await client.stats())["memories"]["active"] == 3
+    names = {n.decode() for n in await redis.execute_command("FT._LIST")}
+    assert legacy in names and keys.index_name(1) not in names
+    info = await MemoryIndex(redis, keys, settings).reindex(HashEmbedder())
+    assert info.name == keys.index_name(2)  # the next reindex moves it to the new name
+    names = {n.decode() for n in await redis.execute_command("FT._LIST")}
+    assert keys.index_name(2) in names and legacy not in names
+    async with AsyncMemoryClient(settings) as client:
+        assert len(await client.search("kestrel old release fact", top_k=5, mode="keyword")) == 3
+    await delete_namespace(redis, keys)
+    assert not {n.decode() for n in await redis.execute_command("FT._LIST")} & {legacy, info.name}

@@ -305,15 +305,16 @@ async def test_recent_drops_are_kept_for_debugging(client: AsyncMemoryClient, dr
 
 
 async def test_a_slow_batch_keeps_its_lease_and_is_not_processed_twice(settings: Settings) -> None:
-    short = settings.model_copy(update={"claim_idle_ms": 300, "worker_batch_size": 5})
+    # Renewed every 0.5 s, the lease survives a stalled event loop of up to ~1 s (a loaded
+    # CI machine); 4 s of work is well past the 1.5 s after which the other worker, which
+    # keeps trying, would reclaim the batch and run it again without lease renewal.
+    short = settings.model_copy(update={"claim_idle_ms": 1500, "worker_batch_size": 5})
     async with AsyncMemoryClient(short) as client:
         await client.write_many([{"content": f"{FACT} #{n} slow"} for n in range(5)])
-        slow_a, slow_b = Slow(1.5), Slow(1.5)
+        slow_a, slow_b = Slow(4.0), Slow(4.0)
         a = Worker(short, name="a", extra_stages=[slow_a])
         b = Worker(short, name="b", extra_stages=[slow_b])
         ra, rb = await asyncio.gather(a.run_async(burst=True), b.run_async(burst=True))
-        # 1.5 s of work on a 0.3 s claim timeout: without lease renewal the other
-        # worker would reclaim the batch and run it again
         assert ra.batches + rb.batches == 1
         assert ra.already + rb.already == 0
         assert (await client.stats())["processed"] == 5

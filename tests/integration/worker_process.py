@@ -1,11 +1,14 @@
 """A worker process for crash tests: the default pipeline plus a slow stage.
 
 Run as ``python tests/integration/worker_process.py`` with HINDSIGHT_* variables set.
+On a clean exit it prints its ``WorkerReport`` as one JSON line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import sys
 from collections.abc import Sequence
 
@@ -33,6 +36,6 @@ class Slow:
 
 
 if __name__ == "__main__":
-    Worker(Settings(), name=sys.argv[2] if len(sys.argv) > 2 else None, extra_stages=[Slow()]).run(
-        install_signal_handlers=True
-    )
+    name = sys.argv[2] if len(sys.argv) > 2 else None
+    report = Worker(Settings(), name=name, extra_stages=[Slow()]).run(install_signal_handlers=True)
+    print(json.dumps(dataclasses.asdict(report)), flush=True)

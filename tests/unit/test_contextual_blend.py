@@ -100,6 +100,11 @@ def test_weight_outside_zero_one_is_refused(weight: float) -> None:
         linear_blend(COSINE, BM25, alpha=0.35, contextual_weight=weight)
 
 
-@pytest.mark.parametrize("weight", [0.0, 1.0])
-def test_weight_bounds_are_accepted(weight: float) -> None:
-    assert linear_blend(COSINE, BM25, alpha=0.35, contextual=CONTEXT, contextual_weight=weight)
+def test_weight_bounds_are_accepted_and_mean_one_signal_or_the_other() -> None:
+    two_legs = linear_blend(COSINE, BM25, alpha=0.35)
+    none = linear_blend(COSINE, BM25, alpha=0.35, contextual=CONTEXT, contextual_weight=0.0)
+    assert none == pytest.approx(two_legs)  # 0: the contextual cosines count for nothing
+    only = linear_blend(COSINE, BM25, alpha=0.35, contextual=CONTEXT, contextual_weight=1.0)
+    low, high = min(CONTEXT.values()), max(CONTEXT.values())
+    # 1: the contextual cosines alone, min-max scaled
+    assert only == pytest.approx({d: (c - low) / (high - low) for d, c in CONTEXT.items()})

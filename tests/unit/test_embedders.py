@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
-import time
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -191,28 +192,54 @@ def test_make_embedder_rejects_unknown_names(name: str) -> None:
 # --------------------------------------------------------------- litellm
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@contextlib.contextmanager
+def _hanging_up_server() -> Iterator[tuple[str, list[int]]]:
+    """An HTTP endpoint that accepts each connection and closes it at once; yields its
+    base URL and a list that grows by one per connection (one per attempt)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.05)
+    accepted: list[int] = []
+    done = threading.Event()
+
+    def serve() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            accepted.append(1)
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1", accepted
+    finally:
+        done.set()
+        thread.join()
+        listener.close()
 
 
-async def test_litellm_unreachable_server_raises_after_retries(
+async def test_litellm_failing_server_is_tried_once_per_retry_then_raises(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    emb = LiteLLMEmbedder(
-        "openai/text-embedding-3-small",
-        api_base=f"http://127.0.0.1:{_closed_port()}/v1",
-        api_key=SecretStr("sk-test"),
-        max_retries=2,
-        backoff_initial_s=0.01,
-        timeout_s=2.0,
-    )
-    start = time.monotonic()
-    with pytest.raises(EmbeddingError, match="after 3 attempts") as info:
-        await emb.embed(["hello"])
+    # Counted by connections, not timed: each attempt is one request, so neither the
+    # OpenAI SDK nor litellm retries on its own under ours.
+    with _hanging_up_server() as (api_base, attempts):
+        emb = LiteLLMEmbedder(
+            "openai/text-embedding-3-small",
+            api_base=api_base,
+            api_key=SecretStr("sk-test"),
+            max_retries=2,
+            backoff_initial_s=0.01,
+            timeout_s=10.0,
+        )
+        with pytest.raises(EmbeddingError, match="after 3 attempts") as info:
+            await emb.embed(["hello"])
     assert info.value.retryable
-    assert time.monotonic() - start < 15
+    assert len(attempts) == 3
     assert sum("retry" in r.getMessage() for r in caplog.records) == 2
 
 

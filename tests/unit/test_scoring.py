@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -59,9 +64,29 @@ def test_heuristic_orders_facts_above_chatter() -> None:
     assert scorer.score_one(NOISE).reason  # every score explains itself
 
 
-def test_heuristic_is_deterministic() -> None:
-    scorer = HeuristicScorer()
-    assert scorer.score_one(FACT) == scorer.score_one(FACT)
+def test_heuristic_is_deterministic_across_processes_and_batches() -> None:
+    texts = [FACT, NOISE, "我对花生过敏", "Deploy billing v2.3 on Friday, March 14 at 10:00"]
+    here = [HeuristicScorer().score_one(t) for t in texts]
+    # A batch scores each text as alone, in any order.
+    batch = asyncio.run(HeuristicScorer().score(texts[::-1]))[::-1]
+    assert batch == here
+    # Another interpreter with another hash seed (set and dict orders differ): same scores.
+    code = (
+        "import json, sys\n"
+        "from hindsight_redis.pipeline.scoring import HeuristicScorer\n"
+        "s = HeuristicScorer()\n"
+        "print(json.dumps([[r.score, r.reason] for r in map(s.score_one, json.load(sys.stdin))]))"
+    )
+    for seed in ("1", "2"):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            input=json.dumps(texts),
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+        ).stdout
+        assert json.loads(out) == [[r.score, r.reason] for r in here]
 
 
 @pytest.mark.asyncio

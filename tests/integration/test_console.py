@@ -1,0 +1,214 @@
+"""The web console: its pages over HTTP, and end to end in a real headless Chromium
+(Debian's ``chromium``, driven by Playwright): pages render, a search returns hits,
+resolving a conflict changes the store. ``HINDSIGHT_SCREENSHOTS=DIR`` keeps the
+screenshots of the main pages (the README's)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from hindsight_redis import MemoryClient, Settings, Worker
+from hindsight_redis.console import build_app
+from hindsight_redis.server import free_port
+
+OLD = "The deploy window for billing is Tuesday 14:00"
+NEW = "The deploy window for billing is Thursday 14:00"
+FACT = "Alice prefers answers in Chinese, with code samples in English"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _seed(settings: Settings) -> dict[str, str]:
+    """A kept memory, a dropped write, a conflicting pair; their ids."""
+    with MemoryClient(settings) as client:
+        fact = client.write(FACT, agent_id="planner", tags=["user:alice"]).id
+        client.write("ok thanks!", agent_id="planner")
+        Worker(settings).run(burst=True)
+        old = client.write(OLD, agent_id="ops").id
+        Worker(settings).run(burst=True)
+        new = client.write(NEW, agent_id="coder").id
+        Worker(settings).run(burst=True)
+    return {"fact": fact, "old": old, "new": new}
+
+
+def _admin_token(settings: Settings) -> str:
+    from hindsight_redis.access_tokens import create_token
+    from hindsight_redis.connection import connect
+
+    async def make() -> str:
+        redis = await connect(settings)
+        try:
+            token, _ = await create_token(
+                redis, settings.key_prefix, namespace=settings.namespace, agent_id="ops",
+                scope="admin",
+            )  # fmt: skip
+            return token
+        finally:
+            await redis.aclose()
+
+    return asyncio.run(make())
+
+
+def _csrf(page: str) -> str:
+    found = re.search(r"name='csrf' value='([^']+)'", page)
+    assert found, "no form on the page"
+    return found.group(1)
+
+
+def test_pages_render_and_a_read_only_console_changes_nothing(settings: Settings) -> None:
+    ids = _seed(settings)
+    ns = f"/ns/{settings.namespace}"
+    with TestClient(build_app(settings)) as http:
+        home = http.get("/")
+        assert home.status_code == 200 and settings.namespace in home.text
+        overview = http.get(ns).text
+        assert "Counters" in overview and "rule:" in overview  # the drop reason, in words too
+        listed = http.get(f"{ns}/memories").text
+        assert FACT in listed and ids["fact"][:12] in listed
+        found = http.get(f"{ns}/memories", params={"q": "which language for alice?"}).text
+        assert FACT in found and "fused" in found
+        assert "ok thanks" in http.get(f"{ns}/drops").text
+        conflicts = http.get(f"{ns}/conflicts").text
+        assert OLD in conflicts and NEW in conflicts and "Keep new" not in conflicts
+        assert "<h2>Dead letters</h2>" in http.get(f"{ns}/dlq").text
+        refused = http.post(
+            f"{ns}/conflicts/resolve", data={"memory_id": ids["new"], "keep": "new", "csrf": "x"}
+        )
+        assert refused.status_code == 403
+        assert http.get(f"{ns}/memories/{'0' * 32}").status_code == 404
+    with MemoryClient(settings) as client:
+        assert len(client.conflicts()) == 2
+
+
+def test_an_admin_console_resolves_with_the_forms_secret_only(settings: Settings) -> None:
+    ids = _seed(settings)
+    ns = f"/ns/{settings.namespace}"
+    with TestClient(build_app(settings, admin_token=_admin_token(settings))) as http:
+        page = http.get(f"{ns}/conflicts").text
+        assert "Keep new" in page
+        form = {"memory_id": ids["new"], "other_id": ids["old"], "keep": "new", "note": "moved"}
+        assert (
+            http.post(f"{ns}/conflicts/resolve", data={**form, "csrf": "forged"}).status_code == 403
+        )
+        done = http.post(f"{ns}/conflicts/resolve", data={**form, "csrf": _csrf(page)})
+        assert done.status_code == 200 and "archived " + ids["old"] in done.text
+        assert "ops" in done.text  # the log says who
+    with MemoryClient(settings) as client:
+        record = client.get(ids["old"])
+        assert record is not None and record.status == "archived"
+        assert record.resolution is not None and record.resolution["by"] == "ops"
+
+
+def test_a_token_that_is_not_admin_refuses_to_start(settings: Settings) -> None:
+    from hindsight_redis.errors import ConfigError
+
+    with pytest.raises(ConfigError), TestClient(build_app(settings, admin_token="hrt_bogus")):
+        pass
+
+
+# -- headless Chromium -------------------------------------------------------------
+
+
+@pytest.fixture
+def served(settings: Settings) -> Iterator[str]:
+    """The admin console on a free loopback port, in a thread; its base URL."""
+    import uvicorn
+
+    token = _admin_token(settings)
+    port = free_port()
+    config = uvicorn.Config(
+        build_app(settings, admin_token=token, sample_s=0.5), host="127.0.0.1", port=port,
+        log_level="warning",
+    )  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "the console did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(20)
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    if CHROMIUM is None:
+        pytest.skip("no chromium on this machine (apt-get install chromium)")
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as driver:
+        launched = driver.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"],
+        )  # fmt: skip
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def seeded(settings: Settings) -> dict[str, str]:
+    """``_seed``, before the browser starts (Playwright's driver holds this thread's loop)."""
+    return _seed(settings)
+
+
+def test_in_chromium_memories_search_and_a_resolved_conflict(
+    settings: Settings, seeded: dict[str, str], served: str, browser: object
+) -> None:
+    ids = seeded
+    shots = os.environ.get("HINDSIGHT_SCREENSHOTS")
+    page = browser.new_page(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
+
+    def shot(name: str) -> None:
+        if shots:
+            Path(shots).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(shots) / f"console-{name}.png"), full_page=True)
+
+    ns = f"{served}/ns/{settings.namespace}"
+    page.goto(f"{ns}/memories")
+    assert FACT in page.locator("table.memories").inner_text()  # written through the library
+    shot("memories")
+    page.fill("input[name=q]", "which language does alice want?")
+    page.click("button[type=submit]")
+    assert FACT in page.locator("table.hits").inner_text()
+    shot("search")
+    deadline = time.monotonic() + 10
+    while True:  # the chart needs the sampler's first sample
+        page.goto(ns)
+        if page.locator("svg.rates").count() == 1:
+            break
+        assert time.monotonic() < deadline, "no chart"
+        time.sleep(0.1)
+    shot("overview")
+    page.goto(f"{ns}/conflicts")
+    assert page.locator("div.conflict").count() == 1
+    shot("conflicts")
+    page.fill("input[name=note]", "the window moved to Thursday")
+    page.click("text=Keep new")
+    assert "archived " + ids["old"] in page.locator("div.notice").inner_text()
+    assert page.locator("div.conflict").count() == 0
+    with MemoryClient(settings) as client:
+        record = client.get(ids["old"])
+        assert record is not None and record.status == "archived"
+        assert record.superseded_by == ids["new"]
+        found = [h.id for h in client.search("billing deploy window")]
+        assert ids["new"] in found and ids["old"] not in found
+    page.click("text=Undo")  # restore: the conflict is open again
+    assert page.locator("div.conflict").count() == 1
+    page.goto(served)
+    shot("namespaces")
