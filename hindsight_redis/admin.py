@@ -231,33 +231,27 @@ async def list_conflicts(
     redis: Redis, keys: Keys, *, limit: int = 100, include_archived: bool = False
 ) -> list[MemoryRecord]:
     """Memories flagged ``review=conflict``, newest first, with ``conflicts_with`` ids."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
-        raise InvalidArgument(f"limit must be an integer from 1 to 10000, got {limit!r}")
     expr = f"{tag_clause('namespace', keys.namespace)} {tag_clause('review', 'conflict')}"
-    if not include_archived:
-        expr += " " + tag_clause("status", "active")
-    with redis_errors("list conflicts"):
-        reply = await redis.execute_command(  # type: ignore[no-untyped-call]
-            "FT.SEARCH", keys.index_alias, expr, "SORTBY", "created_at", "DESC",
-            "LIMIT", "0", str(limit), "RETURN", str(len(RECORD_FIELDS)), *RECORD_FIELDS,
-            "DIALECT", "2", **NEVER_DECODE,
-        )  # fmt: skip
-    return [
-        record_from_fields(row.key.removeprefix(keys.doc_prefix), row.fields)
-        for row in search_rows(reply)
-    ]
+    return await _newest(redis, keys, expr, limit, include_archived, "list conflicts")
 
 
 async def recent_memories(
     redis: Redis, keys: Keys, *, limit: int = 50, include_archived: bool = False
 ) -> list[MemoryRecord]:
     """The newest stored memories (every visibility: an operator's view), newest first."""
+    expr = tag_clause("namespace", keys.namespace)
+    return await _newest(redis, keys, expr, limit, include_archived, "list memories")
+
+
+async def _newest(
+    redis: Redis, keys: Keys, expr: str, limit: int, include_archived: bool, action: str
+) -> list[MemoryRecord]:
+    """The newest ``limit`` memories matching ``expr`` (active ones unless ``include_archived``)."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
         raise InvalidArgument(f"limit must be an integer from 1 to 10000, got {limit!r}")
-    expr = tag_clause("namespace", keys.namespace)
     if not include_archived:
         expr += " " + tag_clause("status", "active")
-    with redis_errors("list memories"):
+    with redis_errors(action):
         reply = await redis.execute_command(  # type: ignore[no-untyped-call]
             "FT.SEARCH", keys.index_alias, expr, "SORTBY", "created_at", "DESC",
             "LIMIT", "0", str(limit), "RETURN", str(len(RECORD_FIELDS)), *RECORD_FIELDS,
