@@ -5,7 +5,6 @@ Nothing secret is reported: whether the server has a password, never the passwor
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from hindsight_redis.errors import (
 from hindsight_redis.keys import Keys
 from hindsight_redis.resp import as_text
 from hindsight_redis.server.profiles import PersistenceProfile, get_profile, profile_mismatches
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import Settings, is_loopback
 
 
 @dataclass(slots=True)
@@ -274,16 +273,7 @@ def exposure_problem(bind: str, *, protected: bool, passwordless: bool) -> str |
 def loopback_only(bind: str) -> bool:
     """Whether a ``bind`` value (addresses, ``-`` marking optional ones) is loopback only."""
     addresses = [a.lstrip("-") for a in bind.split()]
-    return bool(addresses) and all(_loopback(a) for a in addresses)
-
-
-def _loopback(address: str) -> bool:
-    if address == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False  # "*" or a host name
+    return bool(addresses) and all(is_loopback(a) for a in addresses)
 
 
 async def _check_search_gc(client: aioredis.Redis, report: DoctorReport) -> None:

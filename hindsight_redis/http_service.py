@@ -10,7 +10,6 @@ as soon as any token exists. Headers are never logged.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
@@ -29,7 +28,7 @@ from hindsight_redis.mcp_server import (
     build_server,
 )
 from hindsight_redis.metrics import metrics_app
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import Settings, is_loopback
 
 log = logging.getLogger(__name__)
 METRICS_PATH = "/metrics"
@@ -43,16 +42,6 @@ _SDK_LOGGERS = (
     "mcp.server.streamable_http_manager",
     "mcp.server.lowlevel.server",
 )
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` keeps the server reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class BearerAuth:

@@ -9,6 +9,7 @@ pass it in.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -291,6 +292,16 @@ class Settings(BaseSettings):
         if path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
         return tuple(sources)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether an address (or ``localhost``) reaches this machine only; False for names."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # "*", "0.0.0.0"-like wildcards are addresses; host names are not
 
 
 def redact_url(url: str) -> str:

@@ -10,11 +10,10 @@ started with an admin token.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 
 from hindsight_redis.console.app import build_app
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import Settings, is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -27,14 +26,7 @@ def serve_console(
     """Serve the console until interrupted."""
     import uvicorn
 
-    if not _loopback(host):
+    if not is_loopback(host):
         log.warning("console bound to %s: anyone who reaches it reads every namespace", host)
     app = build_app(settings, admin_token=admin_token)
     uvicorn.run(app, host=host, port=port, log_level="warning")
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

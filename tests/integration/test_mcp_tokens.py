@@ -21,8 +21,8 @@ from redis.asyncio import Redis
 from hindsight_redis import Settings
 from hindsight_redis.access_tokens import create_token, list_tokens, revoke_token
 from hindsight_redis.cli import main
-from hindsight_redis.http_service import is_loopback
 from hindsight_redis.server import free_port
+from hindsight_redis.settings import is_loopback
 from tests.integration.helpers import until_answers
 from tests.integration.test_mcp import _data
 
