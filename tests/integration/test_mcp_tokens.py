@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -205,6 +206,16 @@ def test_the_token_commands(cli_env: Settings, capsys: pytest.CaptureFixture[str
     token_id = token.split("_")[1]
     assert token_id in listed and "planner" in listed and "read" in listed
     assert token not in listed and token.split("_")[2] not in listed  # never the secret
+    # The form: the namespace after the action.
+    assert main(["token", "create", "--namespace", "tenant-b", "--agent-id", "zed"]) == 0
+    capsys.readouterr()
+    assert main(["token", "list", "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert {(r["namespace"], r["agent_id"]) for r in records} == {
+        (cli_env.namespace, "planner"),
+        ("tenant-b", "zed"),
+    }
+    assert main(["token", "revoke", records[1]["token_id"]]) == 0
     assert main(["token", "revoke", token_id]) == 0
     assert main(["token", "revoke", token_id]) == 1
     capsys.readouterr()
