@@ -116,13 +116,15 @@ def queue_memory(
     doc = doc_from_candidate(
         Candidate("0-0", event, event.content, embedding=vector),
         vector_field=info.vector_field,
+        vector_datatype=info.datatype,
         embedding_model=model_id,
         now=now,
     )
     if context_vector is not None:
+        from hindsight_redis.providers.vectors import vector_bytes
         from hindsight_redis.schema import CONTEXT_FIELD
 
-        doc[CONTEXT_FIELD] = context_vector.astype("float32").tobytes()
+        doc[CONTEXT_FIELD] = vector_bytes(context_vector, info.context_datatype)
         doc["refine"] = "done"
     doc.update(extra or {})
     pipe.hset(keys.doc(event.event_id), mapping=doc)

@@ -42,8 +42,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hindsight_redis.index import IndexInfo, MemoryIndex
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent, SearchFilters
-from hindsight_redis.providers.embedders import CachedEmbedder, Embedder, make_embedder
-from hindsight_redis.schema import index_schema
+from hindsight_redis.providers.embedders import (
+    CachedEmbedder,
+    Embedder,
+    contextual_from_settings,
+    make_embedder,
+)
+from hindsight_redis.providers.vectors import vector_bytes
+from hindsight_redis.query import keyword_command, keyword_query, keyword_terms, knn_command
+from hindsight_redis.schema import CONTEXT_FIELD, index_schema
 from hindsight_redis.searcher import Searcher
 from hindsight_redis.settings import Settings
 
@@ -189,7 +196,8 @@ async def run_size(
         else:
             queries = [synth(rng)[: rng.randint(20, 60)] for _ in range(n_queries)]
         bare = AsyncSearchIndex(
-            index_schema(keys, generation=info.generation, dims=info.dims), redis_client=redis
+            index_schema(keys, generation=info.generation, dims=info.dims, datatype=info.datatype),
+            redis_client=redis,
         )
 
         async def bare_query(q: str) -> object:
@@ -199,7 +207,7 @@ async def run_size(
                 info.vector_field,
                 return_fields=["content"],
                 num_results=5,
-                dtype="float32",
+                dtype=info.datatype,
             )
             return await bare.query(vq)
 
@@ -218,9 +226,50 @@ async def run_size(
             rows.append((mode, pct(times, 50), pct(times, 99)))
         bare_times = await timed(bare_query, queries)
         rows[0] = ("bare redisvl VectorQuery", pct(bare_times, 50), pct(bare_times, 99))
+        legs = await bare_legs(redis, info, settings, embedder, contextual, queries)
+        rows.append(("ceiling: bare legs, precomputed vectors, one pipeline", *legs))
         return rows
     finally:
         await redis.aclose()
+
+
+async def bare_legs(
+    redis: Redis,
+    info: IndexInfo,
+    settings: Settings,
+    embedder: Embedder,
+    contextual: Embedder | None,
+    queries: list[str],
+) -> tuple[float, float]:
+    """p50/p99 ms of hybrid's legs alone: the static KNN, BM25 over the plain union of
+    the query's terms and the contextual KNN, with precomputed vectors, one pipeline."""
+    static = await embedder.embed(queries)
+    ctx = await contextual.embed(queries) if contextual is not None and info.has_context else None
+    depth = settings.search_candidates
+    times = []
+    for n, query in enumerate(queries):
+        t0 = time.perf_counter()
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.execute_command(
+                *knn_command(
+                    info.alias,
+                    info.vector_field,
+                    None,
+                    vector_bytes(static[n], info.datatype),
+                    depth,
+                    settings.hnsw_ef_runtime,
+                )
+            )
+            kw = keyword_query(keyword_terms(query), None)
+            if kw is not None:
+                pipe.execute_command(*keyword_command(info.alias, kw, depth))
+            if ctx is not None:
+                pipe.execute_command(*knn_command(
+                    info.alias, CONTEXT_FIELD, None, vector_bytes(ctx[n], info.context_datatype),
+                    20, settings.hnsw_ef_runtime))  # fmt: skip
+            await pipe.execute()
+        times.append((time.perf_counter() - t0) * 1000)
+    return pct(times, 50), pct(times, 99)
 
 
 def main() -> None:
@@ -242,7 +291,9 @@ def main() -> None:
     contextual = None
     if not args.no_contextual:
         settings = Settings()
-        contextual = CachedEmbedder(make_embedder("minilm", threads=settings.contextual_threads))
+        minilm = contextual_from_settings(settings, for_queries=True)  # as searches run it
+        assert minilm is not None
+        contextual = CachedEmbedder(minilm)
         asyncio.run(contextual.embed(["probe"]))  # load the model before timing
     try:
         embedder = make_embedder(args.embedder)

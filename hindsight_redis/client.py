@@ -40,6 +40,7 @@ from hindsight_redis.models import (
     build_event,
     wait_timeout_s,
 )
+from hindsight_redis.neighbours import SessionTails, context_depth
 from hindsight_redis.operations import PoolOperations
 from hindsight_redis.query import search_filters
 from hindsight_redis.records import read_record
@@ -67,6 +68,7 @@ class AsyncMemoryClient(PoolOperations):
         self._searcher: Searcher | None = None
         self._search_checked = False
         self._writer = StreamWriter(self.settings, self.keys)
+        self._tails = SessionTails()  # write_many's context_from_previous, across calls
 
     async def __aenter__(self) -> AsyncMemoryClient:
         await self.connect()
@@ -136,6 +138,7 @@ class AsyncMemoryClient(PoolOperations):
         self,
         content: str,
         *,
+        context: str | None = None,
         agent_id: str | None = None,
         session_id: str | None = None,
         task_type: str | None = None,
@@ -145,6 +148,7 @@ class AsyncMemoryClient(PoolOperations):
         visibility: Visibility = "shared",
         importance: float | None = None,
         half_life_days: float | None = None,
+        occurred_at: float | None = None,
         idempotency_key: str | None = None,
         wait: bool = False,
         timeout_s: float | None = None,
@@ -159,17 +163,26 @@ class AsyncMemoryClient(PoolOperations):
         ``importance`` (0..1) is a hint that nudges the write score;
         ``half_life_days`` sets how fast the memory's retention decays
         (default: its task type's, else ``Settings.half_life_days``);
+        ``occurred_at`` (unix seconds) is when what it tells of happened, if
+        known (searches filter on it and hits show it);
         ``visibility="private"`` keeps the memory to ``agent_id``; an
         ``idempotency_key`` makes a retried write a no-op. With ``wait=True``
         the receipt comes once the memory is searchable (or says why it was
         dropped), within ``timeout_s`` (default ``write_wait_timeout_s``; 0
         looks once).
+
+        ``context`` (e.g. the previous message, at most 4,000 characters) is
+        embedded with the content for the contextual vector only; keywords
+        and the static vector read the content alone. Its last 600 bytes are
+        kept (``neighbours.CONTEXT_KEPT_BYTES``), and ``get()`` shows them.
         """
         fields = {
             "content": content, "agent_id": agent_id, "session_id": session_id,
             "task_type": task_type, "source": source, "tags": tags, "protected": protected,
             "visibility": visibility, "importance": importance, "half_life_days": half_life_days,
-            "idempotency_key": idempotency_key, "wait": wait, "timeout_s": timeout_s,
+            "occurred_at": occurred_at, "idempotency_key": idempotency_key, "wait": wait,
+            "timeout_s": timeout_s,
+            "context": context,
         }  # fmt: skip
         event = self._event(fields, self.caller(as_agent))
         redis = self._redis or await self.connect()
@@ -184,17 +197,32 @@ class AsyncMemoryClient(PoolOperations):
         return (await self._settle(redis, [receipt], waits))[0]
 
     async def write_many(
-        self, items: Sequence[Mapping[str, Any]], *, as_agent: str | None = None
+        self,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        context_from_previous: int = 0,
+        as_agent: str | None = None,
     ) -> list[WriteReceipt]:
         """Accept a batch in one round trip; every item is validated first.
 
         Each item is a dict of the keyword arguments of ``write`` (with
         ``content``). The batch is accepted whole or not at all.
+
+        ``context_from_previous=N`` (a transcript): an item with a
+        ``session_id`` and no ``context`` of its own gets the contents of the
+        ``N`` previous items of its session, oldest first. The client
+        remembers each session's last contents across calls (the 1,000 most
+        recent sessions), so a transcript written in batches keeps its
+        context; a private item's content is context only for its owner's.
         """
         if isinstance(items, Mapping | str | bytes) or not isinstance(items, Iterable):
             raise InvalidMemory("write_many takes a list of dicts")
         items = list(items)  # a generator is read once, here
         caller = self.caller(as_agent)
+        depth = context_depth(context_from_previous)
+        tails: Mapping[Any, tuple[str, ...]] = {}
+        if depth and all(isinstance(item, Mapping) for item in items):
+            items, tails = self._tails.fill(items, depth, caller)
         events = []
         for n, item in enumerate(items):
             if not isinstance(item, Mapping):
@@ -214,6 +242,7 @@ class AsyncMemoryClient(PoolOperations):
             await self._require_search(redis)
         keyed = [item.get("idempotency_key") is not None for item in items]
         receipts = await self._writer.append(redis, events, keyed, durable=self.profile.wait_aof)
+        self._tails.remember(tails)  # only once accepted: a retried batch gets the same contexts
         return await self._settle(redis, receipts, waits)
 
     async def _require_search(self, redis: Redis) -> None:
@@ -244,6 +273,8 @@ class AsyncMemoryClient(PoolOperations):
         tags: Sequence[str] | None = None,
         since: float | None = None,
         until: float | None = None,
+        occurred_since: float | None = None,
+        occurred_until: float | None = None,
         include_archived: bool = False,
         max_tokens: int | None = None,
         as_agent: str | None = None,
@@ -253,8 +284,9 @@ class AsyncMemoryClient(PoolOperations):
         The caller (``as_agent``, else ``Settings.agent_id``) sees the shared
         memories and its own private ones; ``agent_id`` keeps those written by
         that agent. ``tags``: all must be present; ``since``/``until``: unix
-        seconds of ``created_at``. ``max_tokens``: hits in rank order until
-        their content would pass that many tokens. Bad arguments raise
+        seconds of ``created_at``; ``occurred_since``/``occurred_until``: of
+        ``occurred_at`` (only memories that have one match). ``max_tokens``:
+        hits in rank order until their content would pass that many tokens. Bad arguments raise
         ``InvalidQuery``.
         """
         budget = check_max_tokens(max_tokens)
@@ -265,6 +297,8 @@ class AsyncMemoryClient(PoolOperations):
             tags=tags,
             since=since,
             until=until,
+            occurred_since=occurred_since,
+            occurred_until=occurred_until,
             include_archived=include_archived,
             viewer=self.caller(as_agent),
         )

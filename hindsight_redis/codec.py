@@ -26,8 +26,11 @@ def encode_event(event: MemoryEvent) -> bytes:
     """msgpack bytes of an event, as stored in the stream field ``e``."""
     data = {name: getattr(event, name) for name in _EVENT_ORDER}
     data["tags"] = list(event.tags)
-    if event.half_life_days is None:
-        del data["half_life_days"]  # added later: older workers still read such events
+    for name in ("half_life_days", "occurred_at"):  # added later: older workers still
+        if data[name] is None:  # read the events that do not set them
+            del data[name]
+    if data["context"] is None:  # added later too
+        del data["context"]
     packed: bytes = msgpack.packb(data, use_bin_type=True)
     return packed
 
@@ -73,8 +76,17 @@ def decode_outcome(raw: bytes | str) -> dict[str, Any]:
 def pack_fields(fields: Mapping[str, str | bytes]) -> bytes:
     """A hash's field/value pairs as one msgpack array, for a script to ``HSET``.
 
-    Cheaper than one script argument per field; packed as raw strings
-    (``use_bin_type=False``), the only kind Lua's ``cmsgpack`` reads.
+    Cheaper than one script argument per field (``pack_for_script``).
     """
-    packed: bytes = msgpack.packb([x for pair in fields.items() for x in pair], use_bin_type=False)
+    return pack_for_script([x for pair in fields.items() for x in pair])
+
+
+def pack_for_script(value: Any) -> bytes:
+    """msgpack of ``value`` for a Lua script to ``cmsgpack.unpack``: one argument
+    instead of many (each costs the client more to send than the bytes do).
+
+    Packed as raw strings (``use_bin_type=False``), the only kind Lua's
+    ``cmsgpack`` reads; ``bytes`` arrive in Lua as strings.
+    """
+    packed: bytes = msgpack.packb(value, use_bin_type=False)
     return packed

@@ -23,7 +23,6 @@ from itertools import islice
 from pathlib import Path
 from typing import TypeVar
 
-import numpy as np
 from redis.asyncio import Redis
 
 from hindsight_redis import scripts
@@ -41,6 +40,7 @@ from hindsight_redis.errors import ExportFileError, InvalidArgument, redis_error
 from hindsight_redis.index import IndexInfo, MemoryIndex, recorded_index
 from hindsight_redis.keys import Keys
 from hindsight_redis.lifecycle import memory_ids
+from hindsight_redis.providers.vectors import LEGACY_DATATYPE, convert_vector, vector_bytes
 from hindsight_redis.resp import as_text
 from hindsight_redis.schema import CONTEXT_FIELD
 from hindsight_redis.settings import Settings
@@ -134,6 +134,8 @@ async def export_memories(
             vector_field=vector_field,
             contextual_model=info.context_model if info else "",
             contextual_dims=info.context_dims if info else 0,
+            vector_datatype=info.datatype if info else LEGACY_DATATYPE,
+            contextual_datatype=info.context_datatype if info else LEGACY_DATATYPE,
         )
         with gzip.open(final, "wt", encoding="utf-8") as out:
             write_header(out, header)
@@ -249,7 +251,7 @@ async def import_memories(
         if stale:
             vectors = await embedder.embed([d["content"].decode() for d in stale])
             for doc, vector in zip(stale, vectors, strict=True):
-                doc[info.vector_field] = np.asarray(vector, dtype=np.float32).tobytes()
+                doc[info.vector_field] = vector_bytes(vector, info.datatype)
             reembedded += len(stale)
         for part in _chunks(zip(todo, docs, strict=True), scripts.MEMORIES_PER_CALL):
             packed = [pack_fields(doc) for _, doc in part]
@@ -276,16 +278,22 @@ def _target_fields(
 
     Without ``same_model`` the static vector is left out (the caller embeds
     it); without ``same_context`` the contextual vector is dropped and the
-    memory waits for a refiner (when the index has the field).
+    memory waits for a refiner (when the index has the field). Vectors kept
+    are re-encoded from the file's datatypes to the index's.
     """
     fields = dict(memory.fields)
     fields["namespace"] = keys.namespace.encode()
     vector = fields.pop(header.vector_field, None) if header.vector_field else None
     if same_model and vector is not None:
-        fields[info.vector_field] = vector
+        fields[info.vector_field] = convert_vector(vector, header.vector_datatype, info.datatype)
     else:
         fields["embedding_model"] = info.model_id.encode()
         fields["embedding_dims"] = str(info.dims).encode()
+    context = fields.get(CONTEXT_FIELD)
+    if same_context and context is not None:
+        fields[CONTEXT_FIELD] = convert_vector(
+            context, header.contextual_datatype, info.context_datatype
+        )
     if not same_context:
         fields.pop(CONTEXT_FIELD, None)
         chinese = detect_language(fields.get("content", b"").decode()) == "chinese"

@@ -1,8 +1,9 @@
 """The export file: gzip'd JSON lines, a header first, then one memory per line.
 
-Pure module: no Redis. The header names the namespace, the embedding models
-and dimensions, the export time, the status exported and the count. Each
-memory line holds every field of the memory's hash: text fields as text, the
+Pure module: no Redis. The header names the namespace, the embedding models,
+dimensions and datatypes (how the vectors' bytes are encoded; a file naming
+none holds float32), the export time, the status exported and the count.
+Each memory line holds every field of the memory's hash: text fields as text, the
 vectors base64 (``vector``, ``contextual_vector``), any other non-text value
 base64 in ``binary``, and ``hash``, the content hash ``purge`` checks the
 memory against before deleting it (``content_hash``; the purge script
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hindsight_redis.errors import ExportFileError
+from hindsight_redis.providers.vectors import LEGACY_DATATYPE
 from hindsight_redis.schema import CONTEXT_FIELD
 
 FORMAT = "hindsight-redis-export"
@@ -41,6 +43,8 @@ class ExportHeader:
     vector_field: str
     contextual_model: str = ""
     contextual_dims: int = 0
+    vector_datatype: str = LEGACY_DATATYPE
+    contextual_datatype: str = LEGACY_DATATYPE
     format: str = FORMAT
     version: int = FORMAT_VERSION
 

@@ -138,6 +138,7 @@ async def _check_server(
     log = embedded_server(settings).log_file if settings.redis_url is None else "the Redis log"
     await _check_disk_writes(client, report, str(log))
     await _check_exposure(client, settings, report)
+    await _check_hash_layout(client, report)
     if has_search:
         await _check_search_gc(client, report)
         await _check_index(client, settings, report)
@@ -295,6 +296,27 @@ async def _check_search_gc(client: aioredis.Redis, report: DoctorReport) -> None
             "updated since the last run (each memory is updated once by the contextual "
             "refiner); set search-fork-gc-run-interval 2 and search-fork-gc-clean-threshold 1 "
             "(Redis 8) or FORK_GC_RUN_INTERVAL 2 FORK_GC_CLEAN_THRESHOLD 1 (module arguments)"
+        )
+
+
+async def _check_hash_layout(client: aioredis.Redis, report: DoctorReport) -> None:
+    """A memory hash stays a compact listpack only while every value fits
+    ``hash-max-listpack-value``; a fact with advice (memory, not correctness)."""
+    from hindsight_redis.server.launcher import HASH_CONFIG
+
+    name = "hash-max-listpack-value"
+    try:
+        with redis_errors("read the hash configuration"):
+            config = {as_text(k): v for k, v in (await client.config_get(name)).items()}
+            value = int(as_text(config.get(name)))
+    except (HindsightError, ValueError):
+        return  # CONFIG refused (a managed Redis): nothing to check
+    wanted = int(HASH_CONFIG[name])
+    report.facts[name] = value
+    if value < wanted:
+        report.facts[name] = (
+            f"{value}: memory hashes are hashtables, ~1.3 KB more per memory; "
+            f"set {name} {wanted} (benchmarks/README.md, Memory per memory)"
         )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from hindsight_redis.models import MemoryEvent, MemoryRecord, SearchHit
+from hindsight_redis.providers.vectors import vector_bytes
 from hindsight_redis.resp import as_text
 from hindsight_redis.text import has_han
 
@@ -26,12 +27,13 @@ RECORD_FIELDS = (
     "sources", "tags", "original", "write_score", "score_reason", "access_count",
     "created_at", "last_accessed_at", "protected", "visibility", "embedding_model",
     "embedding_dims", "conflicts_with", "half_life_days", "archived_at", "archive_reason",
-    "superseded_by", "resolved_with", "resolution",
+    "superseded_by", "resolved_with", "resolution", "occurred_at",
+    "context",
 )  # fmt: skip
 """The fields ``get()`` reads (every stored field but the vectors)."""
 HIT_FIELDS = (
     "content", "source", "agent_id", "session_id", "task_type", "tags", "created_at", "status",
-    "conflicts_with",
+    "conflicts_with", "occurred_at",
 )  # fmt: skip
 """The fields a search hit carries."""
 SCOPE_FIELDS = ("status", "visibility", "agent_id", "namespace", "script")
@@ -66,6 +68,7 @@ def memory_document(
     *,
     content: str,
     vector_field: str,
+    vector_datatype: str,
     embedding_model: str,
     now: float,
     embedding: np.ndarray | None = None,
@@ -77,16 +80,20 @@ def memory_document(
 ) -> dict[str, str | bytes]:
     """The fields of the memory hash the index covers, for a new memory.
 
-    The memory's id is its ``event.event_id``; ``content`` is what is stored
-    (a summary when ``original`` is given). ``contextual``: the index has a
-    contextual vector field, so the memory waits for a refiner (``refine``).
+    The memory's id is its ``event.event_id`` (the hash's key holds it);
+    ``content`` is what is stored (a summary when ``original`` is given, kept
+    only when it differs). The vector is stored as ``vector_datatype``, the
+    index's. ``contextual``: the index has a contextual vector field, so the
+    memory waits for a refiner (``refine``). Fields left empty are not stored:
+    a missing field reads as empty everywhere, and an empty tag is not
+    indexed anyway (each stored field costs its name and a few bytes).
     """
     lang = detect_language(content)
     doc: dict[str, str | bytes] = {
-        "id": event.event_id,
         "namespace": event.namespace,
         "content": content,
-        "original": original or "",
+        "original": original if original and original != content else "",
+        "context": event.context or "",  # not indexed: only the contextual vector reads it
         "agent_id": event.agent_id,
         "session_id": event.session_id,
         "task_type": event.task_type,
@@ -104,11 +111,11 @@ def memory_document(
         "conflicts_with": join_tags(conflicts_with),
         "embedding_model": embedding_model,
         "embedding_dims": "0",
-        "event_id": event.event_id,
         "lang": lang,
         "script": "han" if lang == "chinese" else "latin",
         "review": "conflict" if conflicts_with else "",
         "half_life_days": "" if event.half_life_days is None else repr(event.half_life_days),
+        "occurred_at": "" if event.occurred_at is None else f"{event.occurred_at:.6f}",
         # The contextual model reads English only: Chinese memories are not
         # refined, and search ranks them by the static vector and keywords.
         "refine": "pending" if contextual and lang != "chinese" else "off",
@@ -117,10 +124,9 @@ def memory_document(
     if write_score is not None:
         doc["write_score"] = f"{write_score:.4f}"
     if embedding is not None:
-        vector = embedding.astype("float32", copy=False)
-        doc[vector_field] = vector.tobytes()
-        doc["embedding_dims"] = str(vector.shape[-1])
-    return doc
+        doc[vector_field] = vector_bytes(embedding, vector_datatype)
+        doc["embedding_dims"] = str(embedding.shape[-1])
+    return {name: value for name, value in doc.items() if value != ""}
 
 
 def _float(doc: Mapping[str, Any], name: str, default: float = 0.0) -> float:
@@ -160,6 +166,8 @@ def record_from_fields(memory_id: str, doc: Mapping[str, Any]) -> MemoryRecord:
         superseded_by=text["superseded_by"] or None,
         resolved_with=split_tags(text["resolved_with"]),
         resolution=_resolution(text["resolution"]),
+        occurred_at=float(text["occurred_at"]) if text["occurred_at"] else None,
+        context=text["context"] or None,
     )
 
 
@@ -215,6 +223,7 @@ def hit_from_fields(
 ) -> SearchHit:
     """A ``SearchHit`` from the ``HIT_FIELDS`` of a memory hash and its scores."""
     created = as_text(fields.get("created_at"))
+    occurred = as_text(fields.get("occurred_at"))
     return SearchHit(
         id=memory_id,
         content=as_text(fields.get("content")),
@@ -231,4 +240,5 @@ def hit_from_fields(
         bm25=bm25,
         status=as_text(fields.get("status")) or "active",  # type: ignore[arg-type]
         conflicts_with=split_tags(as_text(fields.get("conflicts_with"))),
+        occurred_at=float(occurred) if occurred else None,
     )

@@ -14,6 +14,13 @@ of its memories. ``ensure`` adopts an index named before 0.2: one server adds
 the new alias to it; a cluster builds the same generation under the new name
 over the same hashes (nothing re-embedded) and drops the old one.
 
+Vectors are stored as ``Settings.vector_datatype`` (float16 by default) in
+a new index; the record says how each field stores them (``index_record``).
+An index recorded before that keeps float32 and is read and written as
+float32. ``reindex`` gives the new static field the configured datatype;
+the contextual field keeps its own unless its vectors are recomputed anyway
+(another contextual model).
+
 The index is created through redis-py with redisvl's field definitions:
 redisvl cannot express ``LANGUAGE_FIELD``, which the Chinese support needs.
 """
@@ -23,10 +30,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-import numpy as np
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.commands.search.index_definition import IndexDefinition, IndexType
@@ -34,8 +40,17 @@ from redis.commands.search.index_definition import IndexDefinition, IndexType
 from hindsight_redis import scripts
 from hindsight_redis.cluster import is_cluster
 from hindsight_redis.errors import EmbeddingMismatch, RedisCommandError, redis_errors
+from hindsight_redis.index_fields import add_missing
+from hindsight_redis.index_record import (
+    IndexInfo,
+    context_mismatch_message,
+    context_record,
+    info_from_meta,
+    mismatch_message,
+    recorded_index,
+)
 from hindsight_redis.keys import Keys, glob_escape
-from hindsight_redis.providers.vectors import Embedder, resolve_dims
+from hindsight_redis.providers.vectors import Embedder, resolve_dims, vector_bytes
 from hindsight_redis.resp import as_text, reply_map
 from hindsight_redis.schema import (
     CONTEXT_FIELD,
@@ -47,74 +62,16 @@ from hindsight_redis.schema import (
 )
 from hindsight_redis.settings import Settings
 
+__all__ = [
+    "IndexInfo",
+    "MemoryIndex",
+    "context_mismatch_message",
+    "mismatch_message",
+    "recorded_index",
+    "reindex_namespace",
+]
+
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class IndexInfo:
-    """The live index of a namespace, as recorded in ``Keys.index_meta``."""
-
-    name: str
-    alias: str
-    generation: int
-    vector_field: str
-    model_id: str
-    dims: int
-    context_model: str = ""
-    context_dims: int = 0
-
-    @property
-    def has_context(self) -> bool:
-        """True when the index has the contextual vector field."""
-        return self.context_dims > 0
-
-
-def _info_from_meta(keys: Keys, meta: Mapping[str, str]) -> IndexInfo:
-    generation = int(meta["generation"])
-    return IndexInfo(
-        name=meta.get("name") or keys.index_name(generation),
-        alias=keys.index_alias,
-        generation=generation,
-        vector_field=meta.get("vector_field") or vector_field_name(generation),
-        model_id=meta["model_id"],
-        dims=int(meta["dims"]),
-        context_model=meta.get("context_model", ""),
-        context_dims=int(meta.get("context_dims") or 0),
-    )
-
-
-def _context_record(contextual: Embedder | None) -> dict[Any, Any]:
-    if contextual is None:
-        return {"context_model": "", "context_dims": "0"}
-    return {"context_model": contextual.model_id, "context_dims": str(contextual.dims)}
-
-
-def mismatch_message(recorded: IndexInfo, model_id: str, dims: int) -> str:
-    """What an ``EmbeddingMismatch`` says: recorded, given, and the fix."""
-    return (
-        f"index {recorded.alias} was built with embedding model "
-        f"{recorded.model_id!r} ({recorded.dims} dims), but the embedder given is "
-        f"{model_id!r} ({dims} dims); use the same embedder, or rebuild the index "
-        f"with: hindsight-redis reindex --embedder {model_id}"
-    )
-
-
-def context_mismatch_message(recorded: IndexInfo, contextual: Embedder) -> str:
-    """What an ``EmbeddingMismatch`` on the contextual vector says."""
-    return (
-        f"index {recorded.alias} holds contextual vectors of {recorded.context_model!r} "
-        f"({recorded.context_dims} dims), but the contextual embedder given is "
-        f"{contextual.model_id!r} ({contextual.dims} dims); configure the same "
-        "contextual_embedder, or rebuild the index with: hindsight-redis reindex"
-    )
-
-
-async def recorded_index(redis: Redis, keys: Keys) -> IndexInfo | None:
-    """The namespace's live index as recorded in ``Keys.index_meta``; None before one exists."""
-    with redis_errors("read the index record"):
-        raw = await redis.hgetall(keys.index_meta)
-    meta = {as_text(k): as_text(v) for k, v in raw.items()}
-    return _info_from_meta(keys, meta) if "generation" in meta else None
 
 
 class MemoryIndex:
@@ -142,12 +99,14 @@ class MemoryIndex:
             return False  # unknown index
         return True
 
-    async def _create(self, generation: int, dims: int, context_dims: int) -> None:
+    async def _create(self, info: IndexInfo) -> None:
         schema = index_schema(
             self._keys,
-            generation=generation,
-            dims=dims,
-            context_dims=context_dims,
+            generation=info.generation,
+            dims=info.dims,
+            context_dims=info.context_dims,
+            datatype=info.datatype,
+            context_datatype=info.context_datatype,
             hnsw_m=self._settings.hnsw_m,
             hnsw_ef_construction=self._settings.hnsw_ef_construction,
             hnsw_ef_runtime=self._settings.hnsw_ef_runtime,
@@ -170,7 +129,7 @@ class MemoryIndex:
         except RedisCommandError as e:
             if "already exists" not in e.reply.lower():  # another process was first
                 raise
-        logger.info("created index %s (%d dims)", schema.index.name, dims)
+        logger.info("created index %s (%d dims, %s)", schema.index.name, info.dims, info.datatype)
 
     async def ensure(self, embedder: Embedder, contextual: Embedder | None = None) -> IndexInfo:
         """Create the index and alias if missing; check the embedders against them.
@@ -186,25 +145,29 @@ class MemoryIndex:
             meta = await self._meta()
             await self._learn_dims(meta, embedder, contextual)
             if "generation" not in meta:
+                datatype = self._settings.vector_datatype
                 record = {
                     "generation": "1",
                     "name": self._keys.index_name(1),
                     "vector_field": vector_field_name(1),
                     "model_id": embedder.model_id,
                     "dims": str(embedder.dims),
-                    **_context_record(contextual),
+                    "datatype": datatype,
+                    **context_record(contextual, datatype),
                 }
                 fields = [x for pair in record.items() for x in pair]
                 await scripts.record_if_absent(
                     self._redis, index_meta=self._keys.index_meta, fields=fields
                 )
                 meta = await self._meta()
-            info = _info_from_meta(self._keys, meta)
+            info = info_from_meta(self._keys, meta)
             self._check(info, embedder, contextual)
             if info.name != self._keys.index_name(info.generation):
-                return await self._adopt(info)
-            await self._create(info.generation, info.dims, info.context_dims)
-            await self._alias(info.name)
+                info = await self._adopt(info)
+            else:
+                await self._create(info)
+                await self._alias(info.name)
+            await add_missing(self._redis, info.name)  # an index of an earlier release
             return info
 
     async def _alias(self, name: str) -> None:
@@ -226,7 +189,7 @@ class MemoryIndex:
             logger.info("index %s predates 0.2: alias %s added", old.name, old.alias)
             return old
         # On a cluster the old name sits on another shard than the memories.
-        await self._create(old.generation, old.dims, old.context_dims)
+        await self._create(old)
         name = self._keys.index_name(old.generation)
         await self.wait_indexed(name)
         await self._redis.hset(self._keys.index_meta, "name", name)
@@ -289,6 +252,8 @@ class MemoryIndex:
             "model_id": info.model_id,
             "dims": info.dims,
             "context_model": info.context_model or None,
+            "datatype": info.datatype,
+            "context_datatype": info.context_datatype if info.has_context else None,
             "num_docs": int(float(as_text(raw.get("num_docs", 0)))),
             "hash_indexing_failures": int(float(as_text(raw.get("hash_indexing_failures", 0)))),
             "percent_indexed": float(as_text(raw.get("percent_indexed", 1))),
@@ -321,8 +286,9 @@ class MemoryIndex:
                     queue(pipe, key)
                 await scripts.execute(pipe)
 
-    async def _embed_missing(self, embedder: Embedder, keys: Sequence[str], field: str) -> int:
-        """Write ``field`` (the new vector) into each hash of ``keys`` lacking it."""
+    async def _embed_missing(self, embedder: Embedder, keys: Sequence[str], new: IndexInfo) -> int:
+        """Write ``new.vector_field`` (the new vector) into each hash of ``keys`` lacking it."""
+        field = new.vector_field
         batch_size = self._settings.embedding_batch_size
         written = 0
         for start in range(0, len(keys), batch_size):
@@ -341,14 +307,14 @@ class MemoryIndex:
             vectors = await embedder.embed([content for _, content in todo])
             async with self._redis.pipeline(transaction=False) as pipe:
                 for (key, _), vector in zip(todo, vectors, strict=True):
-                    data = np.asarray(vector, dtype=np.float32).tobytes()
+                    data = vector_bytes(vector, new.datatype)
                     pipe.hset(key, mapping={field: data, "embedding_dims": str(embedder.dims)})
                     pipe.hset(key, "embedding_model", embedder.model_id)
                 await pipe.execute()
             written += len(todo)
         return written
 
-    async def _reset_context(self, contextual: Embedder | None) -> None:
+    async def _reset_context(self, record: Mapping[str, str], contextual: bool) -> None:
         """Switch the contextual model: record it, drop every old contextual vector.
 
         Recorded first, so refiners still on the old model stop writing
@@ -356,8 +322,9 @@ class MemoryIndex:
         again and refiners on the new model fill them in (``off`` when the new
         index has no contextual field).
         """
-        await self._redis.hset(self._keys.index_meta, mapping=_context_record(contextual))
-        fields = ["refine", "pending" if contextual is not None else "off"]
+        mapping: dict[Any, Any] = dict(record)  # (redis-py's Mapping type is invariant)
+        await self._redis.hset(self._keys.index_meta, mapping=mapping)
+        fields = ["refine", "pending" if contextual else "off"]
 
         def reset(pipe: Pipeline, key: str) -> None:
             pipe.hdel(key, CONTEXT_FIELD)  # on a deleted key: a no-op
@@ -389,34 +356,35 @@ class MemoryIndex:
     async def _rebuild(
         self, old: IndexInfo, new_embedder: Embedder, contextual: Embedder | None
     ) -> IndexInfo:
-        context = _context_record(contextual)
-        if as_text(context["context_model"]) != old.context_model:
-            await self._reset_context(contextual)
+        datatype = self._settings.vector_datatype
+        context = context_record(contextual, datatype)
+        if context["context_model"] != old.context_model:  # new vectors, the new datatype
+            await self._reset_context(context, contextual is not None)
+        elif contextual is not None:  # the vectors stay, and so does their datatype
+            context["context_datatype"] = old.context_datatype
         generation = old.generation + 1
-        field = vector_field_name(generation)
-        name = self._keys.index_name(generation)
-        await self._create(generation, new_embedder.dims, int(as_text(context["context_dims"])))
+        record: dict[Any, Any] = {
+            "generation": str(generation),
+            "name": self._keys.index_name(generation),
+            "vector_field": vector_field_name(generation),
+            "model_id": new_embedder.model_id,
+            "dims": str(new_embedder.dims),
+            "datatype": datatype,
+            **context,
+        }
+        new = info_from_meta(self._keys, record)
+        await self._create(new)
         # Two passes: the second catches memories written during the first.
         total = 0
         for _ in range(2):
-            total += await self._embed_missing(new_embedder, await self._scan_ids(), field)
-        await self.wait_indexed(name)
-        await self._redis.hset(
-            self._keys.index_meta,
-            mapping={
-                "generation": str(generation),
-                "name": name,
-                "vector_field": field,
-                "model_id": new_embedder.model_id,
-                "dims": str(new_embedder.dims),
-                **context,
-            },
-        )
+            total += await self._embed_missing(new_embedder, await self._scan_ids(), new)
+        await self.wait_indexed(new.name)
+        await self._redis.hset(self._keys.index_meta, mapping=record)
         # Record first, then swap: searchers see the new generation in the
         # record (and re-ensure) before the alias stops serving their field.
-        await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, name)  # type: ignore[no-untyped-call]
+        await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, new.name)  # type: ignore[no-untyped-call]
         # Memories committed between the last pass and the swap.
-        total += await self._embed_missing(new_embedder, await self._scan_ids(), field)
+        total += await self._embed_missing(new_embedder, await self._scan_ids(), new)
         await self._drop(old.name)
 
         def drop_old_vector(pipe: Pipeline, key: str) -> None:
@@ -444,5 +412,6 @@ async def reindex_namespace(
         "generation": info.generation,
         "model": info.model_id,
         "dims": info.dims,
+        "datatype": info.datatype,
         "contextual_model": info.context_model or None,
     }

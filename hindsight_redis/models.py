@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hindsight_redis.errors import InvalidMemory, shown
+from hindsight_redis.neighbours import MAX_CONTEXT_CHARS, kept_context
 from hindsight_redis.text import text_problem
 
 EVENT_VERSION = 1
@@ -22,6 +23,7 @@ MemoryStatus = Literal["active", "archived", "dropped", "merged"]
 SearchMode = Literal["hybrid", "vector", "keyword"]
 WRITE_FIELDS = (
     "content",
+    "context",
     "agent_id",
     "session_id",
     "task_type",
@@ -31,6 +33,7 @@ WRITE_FIELDS = (
     "visibility",
     "importance",
     "half_life_days",
+    "occurred_at",
     "idempotency_key",
     "wait",
     "timeout_s",
@@ -41,6 +44,8 @@ Visibility = Literal["shared", "private"]
 _MAX_ID_CHARS = 256
 MAX_HALF_LIFE_DAYS = 36_500
 """The longest half-life a memory may carry (a century)."""
+OCCURRED_RANGE_S = (-62_135_596_800.0, 253_402_300_799.0)
+"""The ``occurred_at`` a write may give (unix seconds): from year 1 to the end of year 9999."""
 _MAX_TAG_CHARS = 128
 _TAG_SEPARATOR = "|"  # documents.TAG_SEPARATOR: how a memory's tags are stored, joined
 
@@ -64,6 +69,10 @@ class MemoryEvent:
     notify: bool = False
     version: int = EVENT_VERSION
     half_life_days: float | None = None
+    occurred_at: float | None = None
+    """When the event the memory tells of happened (unix seconds), if the writer knows."""
+    context: str | None = None
+    """Text the contextual vector is embedded with, after the content (``neighbours``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +136,10 @@ class MemoryRecord:
     resolution: Mapping[str, Any] | None = None
     """The last conflict resolution involving it: ``keep``, ``other``, ``kept``, ``archived``,
     ``by``, ``at``, ``note``."""
+    occurred_at: float | None = None
+    """When what it tells of happened (unix seconds), as the writer gave it; None: not known."""
+    context: str | None = None
+    """The context its contextual vector was embedded with (what was kept of the write's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +169,8 @@ class SearchHit:
     extra: Mapping[str, Any] = field(default_factory=dict)
     conflicts_with: tuple[str, ...] = ()
     """Memories flagged as contradicting this one, not resolved yet (``conflicts resolve``)."""
+    occurred_at: float | None = None
+    """When what it tells of happened (unix seconds), as the writer gave it; None: not known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +179,8 @@ class SearchFilters:
 
     ``viewer`` is who searches: it sees the shared memories and its own
     private ones. ``agent_id`` keeps only memories written by that agent.
+    ``since``/``until`` bound ``created_at``; ``occurred_since``/``occurred_until``
+    bound ``occurred_at`` (memories without one do not match them).
     """
 
     agent_id: str | None = None
@@ -174,6 +191,8 @@ class SearchFilters:
     until: float | None = None
     include_archived: bool = False
     viewer: str = ""
+    occurred_since: float | None = None
+    occurred_until: float | None = None
 
 
 def _text(name: str, value: object, limit: int = _MAX_ID_CHARS, *, controls: bool = True) -> str:
@@ -252,6 +271,7 @@ def build_event(
         half_life = finite_number(half_life)
         if half_life is None or not 0 < half_life <= MAX_HALF_LIFE_DAYS:
             raise InvalidMemory(f"half_life_days must be > 0 and at most {MAX_HALF_LIFE_DAYS}")
+    occurred = occurred_at(fields.get("occurred_at"))
     protected = fields.get("protected", False)
     if not isinstance(protected, bool):
         raise InvalidMemory("protected must be true or false")
@@ -276,6 +296,7 @@ def build_event(
         event_id=event_id_for(namespace, key),
         namespace=namespace,
         content=content,
+        context=write_context(fields.get("context")),
         agent_id=_text("agent_id", fields.get("agent_id"), controls=False),
         session_id=_text("session_id", fields.get("session_id"), controls=False),
         task_type=_text("task_type", fields.get("task_type"), controls=False),
@@ -287,7 +308,33 @@ def build_event(
         created_at=time.time() if now is None else now,
         notify=wait,
         half_life_days=half_life,
+        occurred_at=occurred,
     )
+
+
+def occurred_at(value: object) -> float | None:
+    """A write's ``occurred_at``, validated: None, or unix seconds in ``OCCURRED_RANGE_S``."""
+    if value is None:
+        return None
+    seconds = finite_number(value)
+    if seconds is None:
+        raise InvalidMemory(
+            f"occurred_at must be a finite number (unix seconds), got {shown(value)}"
+        )
+    low, high = OCCURRED_RANGE_S
+    if not low <= seconds <= high:
+        hint = " (milliseconds? give seconds)" if seconds > high else ""
+        raise InvalidMemory(
+            f"occurred_at must be unix seconds between years 1 and 9999, got {shown(value)}{hint}"
+        )
+    return seconds
+
+
+def write_context(value: object) -> str | None:
+    """A write's ``context``, validated as content is and kept (``neighbours.kept_context``);
+    None when absent or blank."""
+    text = _text("context", value, MAX_CONTEXT_CHARS)
+    return kept_context(text) or None
 
 
 def wait_timeout_s(fields: Mapping[str, Any], default_s: float) -> float:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from hindsight_redis.documents import SCOPE_FIELDS
@@ -119,6 +119,8 @@ def search_filters(
     until: object = None,
     include_archived: object = False,
     viewer: str = "",
+    occurred_since: object = None,
+    occurred_until: object = None,
 ) -> SearchFilters:
     """Validated ``SearchFilters`` from the keyword arguments of ``search()``.
 
@@ -137,6 +139,9 @@ def search_filters(
     low, high = _bound("since", since), _bound("until", until)
     if low is not None and high is not None and low > high:
         raise InvalidQuery(f"since ({low}) is after until ({high})")
+    first, last = _bound("occurred_since", occurred_since), _bound("occurred_until", occurred_until)
+    if first is not None and last is not None and first > last:
+        raise InvalidQuery(f"occurred_since ({first}) is after occurred_until ({last})")
     if not isinstance(include_archived, bool):
         raise InvalidQuery("include_archived must be true or false")
     return SearchFilters(
@@ -148,6 +153,8 @@ def search_filters(
         until=high,
         include_archived=include_archived,
         viewer=viewer,
+        occurred_since=first,
+        occurred_until=last,
     )
 
 
@@ -184,6 +191,10 @@ def build_filter(namespace: str, filters: SearchFilters) -> str:
         low = "-inf" if filters.since is None else _number(filters.since)
         high = "+inf" if filters.until is None else _number(filters.until)
         parts.append(f"@created_at:[{low} {high}]")
+    if filters.occurred_since is not None or filters.occurred_until is not None:
+        low = "-inf" if filters.occurred_since is None else _number(filters.occurred_since)
+        high = "+inf" if filters.occurred_until is None else _number(filters.occurred_until)
+        parts.append(f"@occurred_at:[{low} {high}]")
     return " ".join(parts)
 
 
@@ -236,7 +247,11 @@ def keyword_terms(text: str, segmented: Mapping[str, Sequence[str]] | None = Non
 
 
 def keyword_query(
-    terms: Sequence[str], filter_expr: str | None, *, union_weight: float = UNION_WEIGHT
+    terms: Sequence[str],
+    filter_expr: str | None,
+    *,
+    union_weight: float = UNION_WEIGHT,
+    common: Collection[str] = (),
 ) -> str | None:
     """The full-text query of the keyword leg; None without terms.
 
@@ -253,9 +268,20 @@ def keyword_query(
     benchmarks/README.md). ``filter_expr`` must have two clauses or more
     (``build_filter`` always does): RediSearch ignores ``$weight`` on a
     single tag clause.
+
+    ``common`` terms (``term_stats``: in a large share of the index) only
+    score: the union selects by the other terms, and every term is an
+    optional clause, so a common term adds its score to the documents the
+    rare ones found without making the server score every document it is in.
     """
     if not terms:
         return None
+    selecting = [t for t in terms if t not in common]
+    if len(selecting) < len(terms) and selecting:
+        scored = " ".join(f"~@{TEXT_FIELD}:{term}" for term in terms)
+        union = f"(@{TEXT_FIELD}:({' | '.join(selecting)}))=>{{$weight: {union_weight}}}"
+        query = f"{scored} {union}"
+        return f"{query} ({filter_expr})=>{{$weight: 0.0}}" if filter_expr else query
     if filter_expr is None:
         # Unintersected, a union is scored for every term it matches: the plain
         # union ranks as well (LoCoMo hybrid R@10 0.625 vs 0.627, one pool per
@@ -279,6 +305,8 @@ def is_selective(filters: SearchFilters) -> bool:
         or filters.tags
         or filters.since is not None
         or filters.until is not None
+        or filters.occurred_since is not None
+        or filters.occurred_until is not None
     )
 
 

@@ -16,6 +16,8 @@ from typing import Literal
 
 import numpy as np
 
+from hindsight_redis.providers.vectors import datatype_of, vectors_from_bytes
+
 Fusion = Literal["linear", "rrf"]
 Mode = Literal["hybrid", "vector", "keyword"]
 
@@ -96,19 +98,24 @@ def top(scores: Mapping[str, float], n: int) -> list[str]:
 def cosines(
     vectors: Mapping[str, bytes], query: np.ndarray | None, known: Mapping[str, float]
 ) -> dict[str, float]:
-    """Cosines of stored float32 vectors with the (unit) query vector.
+    """Cosines of stored vectors (float32 or float16) with the (unit) query vector.
 
     Ids already in ``known``, and vectors of another size (a memory not
-    refined yet has none), are skipped; one matrix product for the rest.
+    refined yet has none), are skipped; a stored vector's datatype is told by
+    its size (``providers.vectors.datatype_of``); one matrix product for the rest.
     """
     if query is None:
         return {}
-    size = 4 * len(query)
-    ids = [d for d, raw in vectors.items() if d not in known and len(raw) == size]
-    if not ids:
-        return {}
-    matrix = np.frombuffer(b"".join(vectors[d] for d in ids), dtype=np.float32)
-    return dict(zip(ids, (matrix.reshape(len(ids), -1) @ query).tolist(), strict=True))
+    by_type: dict[str, list[str]] = {}
+    for d, raw in vectors.items():
+        datatype = datatype_of(raw, len(query)) if d not in known else None
+        if datatype is not None:
+            by_type.setdefault(datatype, []).append(d)
+    found: dict[str, float] = {}
+    for datatype, ids in by_type.items():
+        matrix = vectors_from_bytes([vectors[d] for d in ids], datatype)
+        found.update(zip(ids, (matrix @ query).tolist(), strict=True))
+    return found
 
 
 @dataclass(slots=True)

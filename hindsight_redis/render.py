@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 import unicodedata
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from hindsight_redis.models import MemoryRecord, SearchHit
@@ -55,6 +56,14 @@ def _score(value: float | None) -> str:
     return "    -" if value is None else f"{value:5.2f}"
 
 
+def day(seconds: float) -> str:
+    """A unix time as its UTC date (``2023-05-08``): when a memory's event happened."""
+    try:
+        return datetime.fromtimestamp(seconds, UTC).date().isoformat()
+    except (OverflowError, ValueError, OSError):
+        return f"{seconds:.0f}"
+
+
 def hits_table(hits: Sequence[SearchHit], *, width: int = 100, now: float | None = None) -> str:
     """Search hits as a table: rank, fused score, the legs' scores, agent, age, snippet."""
     if not hits:
@@ -68,7 +77,8 @@ def hits_table(hits: Sequence[SearchHit], *, width: int = 100, now: float | None
             f"{_score(hit.contextual)}  {fit(hit.agent_id or '-', agent_width)}"
             f"  {age(hit.created_at, now):>4}  "
         )
-        rows.append(line + snippet(hit.content, max(width - len(line), 20)))
+        text = hit.content if hit.occurred_at is None else f"[{day(hit.occurred_at)}] {hit.content}"
+        rows.append(line + snippet(text, max(width - len(line), 20)))
     return "\n".join(rows)
 
 

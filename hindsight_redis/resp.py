@@ -27,7 +27,11 @@ def reply_map(reply: Any) -> dict[str, Any]:
     if isinstance(reply, Mapping):
         return {as_text(k): v for k, v in reply.items()}
     if isinstance(reply, list | tuple):
-        return {as_text(reply[i]): reply[i + 1] for i in range(0, len(reply) - 1, 2)}
+        pairs = iter(reply)  # keys are bytes on a decoding-off connection: decode them inline
+        return {
+            (k.decode("utf-8", "replace") if k.__class__ is bytes else as_text(k)): v
+            for k, v in zip(pairs, pairs, strict=False)
+        }
     return {}
 
 

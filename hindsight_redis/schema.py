@@ -52,7 +52,13 @@ SINGLE_TAGS = (
     "review",
     "refine",
 )
-NUMERIC_FIELDS = ("created_at", "last_accessed_at", "write_score", "access_count")
+# Only ``created_at`` (``since``/``until``, newest first) and ``occurred_at``
+# (``occurred_since``/``occurred_until``, never sorted on) are queried. The
+# retention scores read ``access_count``, ``last_accessed_at`` and
+# ``write_score`` from the hash (exact values), so they are not indexed.
+NUMERIC_FIELDS = ("created_at",)
+OCCURRED_FIELD = "occurred_at"
+"""Added after the first release: ``index_fields.add_missing`` adds it to older indexes."""
 
 
 @functools.cache
@@ -87,10 +93,14 @@ def index_schema(
     hnsw_ef_construction: int = 200,
     hnsw_ef_runtime: int = 64,
     context_dims: int = 0,
+    datatype: str = "float16",
+    context_datatype: str = "float16",
 ) -> IndexSchema:
     """The redisvl schema of the namespace's index of one generation.
 
     ``context_dims`` > 0 adds the contextual vector field ``CONTEXT_FIELD``.
+    ``datatype`` and ``context_datatype``: how the static and the contextual
+    vectors are stored (``providers.vectors.VECTOR_DATATYPES``).
     """
     fields: list[dict[str, Any]] = [
         {"name": TEXT_FIELD, "type": "text", "attrs": {"weight": 1.0}},
@@ -112,19 +122,20 @@ def index_schema(
     )
     for name in NUMERIC_FIELDS:
         fields.append({"name": name, "type": "numeric", "attrs": {"sortable": True}})
+    fields.append({"name": OCCURRED_FIELD, "type": "numeric"})
     hnsw = {
         "algorithm": "hnsw",
         "distance_metric": "cosine",
-        "datatype": "float32",
         "m": hnsw_m,
         "ef_construction": hnsw_ef_construction,
         "ef_runtime": hnsw_ef_runtime,
     }
-    vectors = [(vector_field_name(generation), dims)]
+    vectors = [(vector_field_name(generation), dims, datatype)]
     if context_dims > 0:
-        vectors.append((CONTEXT_FIELD, context_dims))
-    for name, size in vectors:
-        fields.append({"name": name, "type": "vector", "attrs": {**hnsw, "dims": size}})
+        vectors.append((CONTEXT_FIELD, context_dims, context_datatype))
+    for name, size, kind in vectors:
+        attrs = {**hnsw, "dims": size, "datatype": kind}
+        fields.append({"name": name, "type": "vector", "attrs": attrs})
     return IndexSchema.from_dict(
         {
             "index": {

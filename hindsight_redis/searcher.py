@@ -6,8 +6,9 @@ keyword leg (BM25 over optional terms: ``query.keyword_query``) and the index
 generation check. Hybrid searches on an index with contextual vectors
 (``pipeline.refine``) add a third leg beside it, KNN on the contextual
 vector, sent as soon as its query embedding (computed in a thread meanwhile)
-is ready. ``ranking.fuse`` orders the candidates; one more round trip
-fetches the hits' fields and counts their access (``access.count_hits``).
+is ready. Every leg returns its candidates' hit fields and vectors, so
+``ranking.fuse`` orders the candidates and the hits are built without another
+read; one more round trip counts their access (``access.count_hits``).
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 import numpy as np
 from redis.asyncio import Redis
 
+from hindsight_redis import time_boost
 from hindsight_redis.access import count_hits
-from hindsight_redis.documents import HIT_FIELDS, hit_from_fields
+from hindsight_redis.documents import HIT_FIELDS, SCOPE_FIELDS, hit_from_fields
 from hindsight_redis.errors import (
     EmbeddingMismatch,
     RedisCommandError,
@@ -39,7 +42,7 @@ from hindsight_redis.providers.embedders import (
     contextual_from_settings,
     embedder_from_settings,
 )
-from hindsight_redis.providers.vectors import Embedder
+from hindsight_redis.providers.vectors import Embedder, vector_bytes
 from hindsight_redis.query import (
     DISTANCE,
     build_filter,
@@ -58,6 +61,7 @@ from hindsight_redis.review import prefer_newer
 from hindsight_redis.schema import CONTEXT_FIELD
 from hindsight_redis.search_gc import ensure_search_gc
 from hindsight_redis.settings import Settings
+from hindsight_redis.term_stats import TermStats
 from hindsight_redis.text import han_runs
 
 logger = logging.getLogger(__name__)
@@ -67,6 +71,11 @@ logger = logging.getLogger(__name__)
 CONTEXT_DEPTH = 20
 # Han runs of a query segmented by the server; later runs are used whole.
 _SEGMENTED_RUNS = 64
+# What each leg returns beside its scope fields: the hit's fields, so the
+# ranked memories need no second read.
+_HIT_ONLY = tuple(f for f in HIT_FIELDS if f not in SCOPE_FIELDS)
+# Background counts of query terms in flight (term_stats).
+_BACKGROUND: set[asyncio.Task[None]] = set()
 
 
 @dataclass(slots=True)
@@ -82,6 +91,7 @@ class _Plan:
     terms: list[str]
     context_task: asyncio.Task[Any] | None
     chinese: bool = False
+    common: set[str] = dataclass_field(default_factory=set)  # terms that only score (term_stats)
 
 
 @dataclass(slots=True)
@@ -112,12 +122,16 @@ class Searcher:
         self.embedder = embedder
         self.info = info
         self.contextual = contextual
+        self.term_stats = TermStats(
+            common_share=settings.keyword_common_share,
+            common_min_docs=settings.keyword_common_min_docs,
+        )
 
     @classmethod
     async def open(cls, redis: Redis, keys: Keys, settings: Settings) -> Searcher:
         """Ensure the index exists and matches the configured embedders (cached for queries)."""
         embedder = CachedEmbedder(embedder_from_settings(settings))
-        ctx = contextual_from_settings(settings)
+        ctx = contextual_from_settings(settings, for_queries=True)
         contextual = CachedEmbedder(ctx) if ctx is not None else None
         info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
         await ensure_search_gc(redis, settings)
@@ -158,6 +172,7 @@ class Searcher:
             terms=[],
             context_task=None,
         )
+        window = time_boost.query_window(query, time.time())  # a date in the query
         chinese = plan.chinese = bool(han_runs(query))
         if self._has_context_leg(mode) and not chinese:
             assert self.contextual is not None
@@ -181,22 +196,34 @@ class Searcher:
                     plan.terms = keyword_terms(
                         query, await self._segment(query) if chinese else None
                     )
+                    plan.common = self.term_stats.common(plan.terms)
                 legs = await self._run_legs(plan)
                 ranked = fuse(
                     self._scores(legs, plan),
                     mode=mode,
                     blend=blend,
-                    top_k=top_k,
+                    top_k=time_boost.pool_size(top_k, window, plan.depth),
                     query_vector=plan.query_vector,
                     context_vector=self._context_vector(plan),
                 )
             finally:
                 if plan.context_task is not None and not plan.context_task.done():
                     plan.context_task.cancel()
-            hits = await self._hits(ranked, record_access=record_access)
+            hits = time_boost.boost(self._hits(ranked, legs), window, top_k)
+        if record_access and hits:
+            await self._count_access([hit.id for hit in hits])
+        self._learn_terms(plan.terms)
         hits = prefer_newer(hits, query)  # an open contradiction: the newer first
         observe_search(self.keys.namespace, mode, time.perf_counter() - started)
         return hits
+
+    def _learn_terms(self, terms: list[str]) -> None:
+        """Count the query's new terms in the background (``term_stats``)."""
+        unknown = self.term_stats.unknown(terms)
+        if unknown or (terms and self.term_stats.needs_size()):
+            task = asyncio.create_task(self.term_stats.learn(self.redis, self.info.alias, unknown))
+            _BACKGROUND.add(task)  # the loop keeps only weak references
+            task.add_done_callback(_BACKGROUND.discard)
 
     def _has_context_leg(self, mode: Mode) -> bool:
         contextual, info = self.contextual, self.info
@@ -246,19 +273,23 @@ class Searcher:
         contextual), so every candidate gets each cosine, whichever leg found it.
         """
         info = self.info
-        kw_query = keyword_query(plan.terms, filter_expr) if plan.mode != "vector" else None
-        ctx = (CONTEXT_FIELD,) if plan.context_task is not None else ()
+        kw_query = (
+            keyword_query(plan.terms, filter_expr, common=plan.common)
+            if plan.mode != "vector"
+            else None
+        )
+        ctx = (*_HIT_ONLY, CONTEXT_FIELD) if plan.context_task is not None else _HIT_ONLY
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hget(self.keys.index_meta, "generation")
             if plan.query_vector is not None:
-                vector = plan.query_vector.tobytes()
+                vector = vector_bytes(plan.query_vector, info.datatype)
                 pipe.execute_command(
                     *knn_command(info.alias, info.vector_field, filter_expr, vector, plan.depth,
                                  self.settings.hnsw_ef_runtime, also=ctx),
                     **NEVER_DECODE,
                 )  # fmt: skip
             if kw_query is not None:
-                also = (info.vector_field, *ctx) if plan.query_vector is not None else ()
+                also = (info.vector_field, *ctx) if plan.query_vector is not None else _HIT_ONLY
                 command = keyword_command(info.alias, kw_query, plan.depth, also)
                 pipe.execute_command(*command, **NEVER_DECODE)
             replies, ctx_reply = await asyncio.gather(
@@ -292,9 +323,10 @@ class Searcher:
             logger.warning("contextual query embedding failed (%s); searching without it", e)
             return None
         command = knn_command(
-            self.info.alias, CONTEXT_FIELD, filter_expr, vector.tobytes(),
+            self.info.alias, CONTEXT_FIELD, filter_expr,
+            vector_bytes(vector, self.info.context_datatype),
             min(plan.depth, CONTEXT_DEPTH), self.settings.hnsw_ef_runtime,
-            also=(self.info.vector_field,),
+            also=(*_HIT_ONLY, self.info.vector_field),
         )  # fmt: skip
         try:
             return await self.redis.execute_command(*command, **NEVER_DECODE)  # type: ignore[no-untyped-call]
@@ -362,32 +394,36 @@ class Searcher:
             return None
         return np.asarray(task.result()[0], np.float32)
 
-    async def _hits(self, ranked: Sequence[Ranked], *, record_access: bool) -> list[SearchHit]:
-        """The stored fields of the ranked memories, as hits; their access counted.
-
-        One round trip; a memory deleted since the legs ran is left out.
-        """
-        if not ranked:
-            return []
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for item in ranked:
-                pipe.hmget(self.keys.doc(item.id), list(HIT_FIELDS))
-            if record_access:
-                count_hits(pipe, self.keys, (item.id for item in ranked))
-            rows = (await pipe.execute())[: len(ranked)]
+    def _hits(self, ranked: Sequence[Ranked], legs: _Legs) -> list[SearchHit]:
+        """The ranked memories as hits, from the fields their legs returned."""
+        prefix = self.keys.doc_prefix
+        fields = {
+            row.key.removeprefix(prefix): row.fields
+            for row in (*legs.contextual, *legs.keyword, *legs.vector)
+        }
         return [
             hit_from_fields(
                 item.id,
-                dict(zip(HIT_FIELDS, values, strict=True)),
+                fields[item.id],
                 fused=item.fused,
                 vector=item.vector,
                 keyword=item.keyword,
                 contextual=item.contextual,
                 bm25=item.bm25,
             )
-            for item, values in zip(ranked, rows, strict=True)
-            if values[0] is not None
+            for item in ranked
+            if item.id in fields
         ]
+
+    async def _count_access(self, memory_ids: list[str]) -> None:
+        """Count the hits in the access log; a failed count (a full disk) is logged, not
+        raised: the search has its answer, and a count is a statistic."""
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                count_hits(pipe, self.keys, memory_ids)
+                await pipe.execute()
+        except Exception as e:
+            logger.warning("could not count %d search hits: %s", len(memory_ids), e)
 
 
 def _similarity(row: SearchRow) -> float:

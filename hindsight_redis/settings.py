@@ -139,9 +139,19 @@ class Settings(BaseSettings):
         description='Second vector added in the background: "minilm", "none" or any embedder name.',
     )
     contextual_threads: int = Field(1, gt=0, le=64, description="onnxruntime threads per process.")
+    contextual_query_int8: bool = Field(
+        True,
+        description="Embed search queries with the contextual model's int8 query graph "
+        "(about 3x faster, cosine 0.995 to the full graph); documents use the full graph.",
+    )
     refine_batch_size: int = Field(16, gt=0, description="Memories per background refine step.")
 
     # Index and search
+    vector_datatype: Literal["float16", "float32"] = Field(
+        "float16",
+        description="How a new index stores its vectors (half the bytes of float32, same "
+        "recall on LoCoMo); an existing index keeps its own, reindex moves the static one.",
+    )
     hnsw_m: int = Field(16, gt=0)
     hnsw_ef_construction: int = Field(100, gt=0)
     hnsw_ef_runtime: int = Field(64, gt=0)
@@ -177,6 +187,16 @@ class Settings(BaseSettings):
     )
     search_gc_tune: bool = Field(
         True, description="Make the search module's GC run every 2 s at connect time."
+    )
+    keyword_common_share: float = Field(
+        0.05,
+        gt=0.0,
+        le=1.0,
+        description="A query term in more than this share of the memories only scores "
+        "(selects none); 1 turns it off.",
+    )
+    keyword_common_min_docs: int = Field(
+        1000, ge=0, description="...and in more than this many memories."
     )
     dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)
     conflict_threshold: float = Field(

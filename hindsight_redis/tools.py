@@ -51,6 +51,7 @@ class WriteArguments(_Arguments):
     """``memory_write``: the write fields (``models.WRITE_FIELDS``), in order."""
 
     content: str
+    context: str | None = None
     agent_id: str | None = None
     session_id: str | None = None
     task_type: str | None = None
@@ -60,6 +61,7 @@ class WriteArguments(_Arguments):
     visibility: Literal["shared", "private"] = "shared"
     importance: float | None = None
     half_life_days: float | None = None
+    occurred_at: float | None = None
     idempotency_key: str | None = None
     wait: bool = False
     timeout_s: float | None = None
@@ -77,6 +79,8 @@ class SearchArguments(_Arguments):
     tags: list[str] | None = None
     since: float | None = None
     until: float | None = None
+    occurred_since: float | None = None
+    occurred_until: float | None = None
     include_archived: bool = False
     max_tokens: int | None = None
 
@@ -206,10 +210,14 @@ TOOLS: tuple[ToolSpec, ...] = (
             'says why it was dropped (within timeout_s seconds). visibility="private": only '
             "you will see it. protected=true: never forgotten automatically. importance (0..1) "
             "is a hint; idempotency_key makes a retried write a no-op; half_life_days: how fast "
-            "it fades when unused (e.g. 365 for a lasting preference). task_type e.g. "
-            '"preference", "dialogue", "code". agent_id: ignored unless your token is an admin '
-            "token (you are the writer). A receipt with conflicts_with means the memory "
-            "contradicts those: memory_resolve_conflict settles it."
+            "it fades when unused (e.g. 365 for a lasting preference). occurred_at: when what "
+            "it tells of happened (unix seconds), if known and not now (e.g. the date of the "
+            "meeting it reports); searches show it and can filter on it. task_type e.g. "
+            '"preference", "dialogue", "code". context: the text just before it (e.g. the '
+            "previous message), when the memory alone is ambiguous; it helps find the memory "
+            "by meaning but is not stored as its content. agent_id: ignored unless your "
+            "token is an admin token (you are the writer). A receipt with conflicts_with means "
+            "the memory contradicts those: memory_resolve_conflict settles it."
         ),
         arguments=WriteArguments,
         scope="write",
@@ -226,7 +234,10 @@ TOOLS: tuple[ToolSpec, ...] = (
             "the user for something they may have told you already. Keywords find names, "
             "identifiers and error codes exactly. You see shared memories and your own private "
             "ones. Filters narrow the pool: agent_id (written by that agent), session_id, "
-            "task_type, tags (all must match), since/until (unix seconds). max_tokens: stop "
+            "task_type, tags (all must match), since/until (unix seconds it was written), "
+            "occurred_since/occurred_until (unix seconds it happened: only memories written "
+            "with occurred_at match). A hit's occurred_at says when it happened (use it to "
+            'answer "when" questions). max_tokens: stop '
             "adding hits before their content passes that many tokens. A hit with "
             "conflicts_with contradicts those memories (unresolved); of such a pair the newer "
             "ranks first unless the question is about the past."

@@ -35,8 +35,18 @@ from hindsight_redis.cli.service import (
 )
 from hindsight_redis.cli.tokens import cmd_token
 from hindsight_redis.errors import HindsightError
+from hindsight_redis.when import parse_timestamp
 
 # -- parser ---------------------------------------------------------------------
+
+
+def moment(text: str) -> float:
+    """An ``--occurred-*`` value: unix seconds, or an ISO 8601 date or datetime (UTC
+    unless it gives an offset)."""
+    try:
+        return parse_timestamp(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -94,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     served.add_argument("--namespaces", help="serve these, comma-separated (a,b,c)")
     p = add("write", cmd_write, "write one memory")
     p.add_argument("content", help="the memory's text; - reads it from stdin")
+    p.add_argument(
+        "--context", help="text embedded with it for the contextual vector (e.g. the previous turn)"
+    )
     for flag in ("agent-id", "session-id", "task-type", "source", "idempotency-key"):
         p.add_argument(f"--{flag}")
     p.add_argument("--tag", dest="tags", action="append", help="repeat for several tags")
@@ -101,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--half-life-days", type=float, help="days for its retention to halve (default: by task)"
     )
+    p.add_argument(
+        "--occurred-at", type=moment,
+        help="when it happened: unix seconds or an ISO date/datetime (UTC unless it says)",
+    )  # fmt: skip
     p.add_argument("--visibility", choices=["shared", "private"], default="shared")
     p.add_argument("--importance", type=float, help="0..1 hint that nudges the write score")
     p.add_argument("--wait", action="store_true", help="return once searchable (or dropped)")
@@ -114,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", dest="tags", action="append", help="all must match")
     p.add_argument("--since", type=float, help="created at or after (unix seconds)")
     p.add_argument("--until", type=float, help="created at or before (unix seconds)")
+    p.add_argument("--occurred-since", type=moment, help="happened at or after (as --occurred-at)")
+    p.add_argument("--occurred-until", type=moment, help="happened at or before")
     p.add_argument("--include-archived", action="store_true")
     p.add_argument("--max-tokens", type=int, help="hits until their content passes N tokens")
     p.add_argument("--json", action="store_true", help="print the hits as JSON")

@@ -31,7 +31,10 @@ def cmd_write(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-SEARCH_FILTERS = ("agent_id", "session_id", "task_type", "tags", "since", "until")
+SEARCH_FILTERS = (
+    "agent_id", "session_id", "task_type", "tags", "since", "until", "occurred_since",
+    "occurred_until",
+)  # fmt: skip
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:

@@ -37,6 +37,7 @@ class BuiltPipeline:
 
     stages: list[Stage]
     vector_field: str
+    vector_datatype: str
     embedding_model: str
     generation: int
     contextual: bool = False
@@ -96,7 +97,13 @@ async def build_pipeline(
     info = await index.ensure(embedder, contextual)
     refiner = None
     if contextual is not None and info.context_model == contextual.model_id:
-        refiner = Refiner(redis, keys, contextual, batch_size=settings.refine_batch_size)
+        refiner = Refiner(
+            redis,
+            keys,
+            contextual,
+            batch_size=settings.refine_batch_size,
+            datatype=info.context_datatype,
+        )
     own: list[Stage] = [DedupStage(redis, keys, settings, info, judge=parts.judge)]
 
     async def maintenance() -> object:
@@ -107,6 +114,7 @@ async def build_pipeline(
         stages=[*parts.stages, *own],
         own_stages=own,
         vector_field=info.vector_field,
+        vector_datatype=info.datatype,
         embedding_model=info.model_id,
         generation=info.generation,
         contextual=info.has_context,

@@ -1,10 +1,12 @@
 """Atomic commits: each candidate's index write (or merge, or drop) and its XACK.
 
-One Lua script per candidate does the state change, records the outcome
+For each candidate a Lua script does the state change, records the outcome
 (the redelivery guard that makes commits idempotent), acknowledges the entry,
-bumps the counters and wakes a writer waiting with ``wait=True``. A crash
-before the script leaves the entry pending (it is redelivered); a crash after
-it leaves nothing to redo. Either way no memory is lost or indexed twice.
+bumps the counters and wakes a writer waiting with ``wait=True``; one call
+commits ``scripts.MEMORIES_PER_CALL`` candidates in order, all calls of a
+batch go in one pipeline. A crash before a call leaves its entries pending
+(they are redelivered); a crash after it leaves nothing to redo. Either way
+no memory is lost or indexed twice.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
 from hindsight_redis import scripts
-from hindsight_redis.codec import EVENT_FIELD, encode_outcome, pack_fields
+from hindsight_redis.codec import EVENT_FIELD, encode_outcome, pack_for_script
 from hindsight_redis.documents import memory_document
 from hindsight_redis.errors import IndexMoved, redis_errors
 from hindsight_redis.keys import Keys
@@ -41,12 +43,14 @@ class Committer:
         embedding_model: str,
         generation: int,
         outcome_ttl_s: int,
+        vector_datatype: str,
         contextual: bool = True,
     ) -> None:
         self.redis = redis
         self.contextual = contextual  # the index has a contextual field: memories wait for it
         self.keys = keys
         self.vector_field = vector_field
+        self.vector_datatype = vector_datatype  # the index's: how the vector is stored
         self.embedding_model = embedding_model
         self.generation = generation
         self.outcome_ttl_s = outcome_ttl_s
@@ -57,11 +61,13 @@ class Committer:
         if not candidates:
             return counts
         now = time.time()
+        per_call = scripts.MEMORIES_PER_CALL
         with redis_errors("commit processed writes"):
             async with self.redis.pipeline(transaction=False) as pipe:
-                for candidate in candidates:
-                    self._queue(pipe, candidate, now)
-                results = await scripts.execute(pipe)
+                for first in range(0, len(candidates), per_call):
+                    self._queue(pipe, candidates[first : first + per_call], now)
+                replies = await scripts.execute(pipe)
+        results = [result for reply in replies for result in reply]
         vanished = []
         twins = []
         stale = 0
@@ -102,53 +108,71 @@ class Committer:
         for outcome in ("indexed", "merged"):
             counts[outcome] += again[outcome]
 
-    def _queue(self, pipe: Pipeline, candidate: Candidate, now: float) -> None:
-        event = candidate.event
-        op = _op(candidate)
+    def _queue(self, pipe: Pipeline, candidates: Sequence[Candidate], now: float) -> None:
+        """Queue one script call committing ``candidates`` in order."""
         keys = self.keys
-        target = candidate.merge_into if op == "merge" else event.event_id
-        assert target is not None
-        counters = list(candidate.counters)
-        counters.append(f"dropped:{candidate.drop_reason}" if op == "drop" else _PAST[op])
-        if op == "index" and candidate.conflicts_with:
-            counters.append("conflicts")
-        fields = b""
-        claim = keys.index_meta  # read only when indexing (a key of the same slot)
-        if op == "index":
-            claim = keys.content_claim(content_key(candidate))
-            doc = doc_from_candidate(
-                candidate,
-                vector_field=self.vector_field,
-                embedding_model=self.embedding_model,
-                now=now,
-                contextual=self.contextual,
+        memory_keys: list[str] = []
+        items: list[list[Any]] = []
+        for candidate in candidates:
+            event = candidate.event
+            op = _op(candidate)
+            target = candidate.merge_into if op == "merge" else event.event_id
+            assert target is not None
+            counters = [
+                *candidate.counters,
+                f"dropped:{candidate.drop_reason}" if op == "drop" else _PAST[op],
+            ]
+            fields: list[str | bytes] = []
+            conflicts: list[str] = []
+            claim = keys.index_meta  # read only when indexing (a key of the same slot)
+            if op == "index":
+                if candidate.conflicts_with:
+                    counters.append("conflicts")
+                    conflicts = [keys.doc(m) for m in candidate.conflicts_with]
+                claim = keys.content_claim(content_key(candidate))
+                doc = doc_from_candidate(
+                    candidate,
+                    vector_field=self.vector_field,
+                    vector_datatype=self.vector_datatype,
+                    embedding_model=self.embedding_model,
+                    now=now,
+                    contextual=self.contextual,
+                )
+                fields = [x for pair in doc.items() for x in pair]
+            memory_keys += [
+                keys.outcome(event.event_id),
+                keys.doc(target),
+                keys.notify(event.event_id),
+                claim,
+                *conflicts,
+            ]
+            items.append(
+                [
+                    candidate.entry_id,
+                    op,
+                    encode_outcome(outcome_of(candidate)),
+                    event.notify,
+                    event.event_id,
+                    event.source,
+                    fields,
+                    len(conflicts),
+                    counters,
+                ]
             )
-            fields = pack_fields(doc)
         scripts.commit.queue(
             pipe,
-            outcome_key=keys.outcome(event.event_id),
             stream=keys.stream,
             stats=keys.stats,
-            target=keys.doc(target),
-            notify_list=keys.notify(event.event_id),
             errors=keys.errors,
             recent_drops=keys.recent_drops,
             index_meta=keys.index_meta,
-            content_claim=claim,
-            conflicts=[keys.doc(m) for m in candidate.conflicts_with] if op == "index" else [],
+            memories=memory_keys,
             group=keys.group,
-            entry_id=candidate.entry_id,
-            op=op,
-            outcome=encode_outcome(outcome_of(candidate)),
             outcome_ttl_s=self.outcome_ttl_s,
-            notify=event.notify,
             now=f"{now:.6f}",
-            memory_id=event.event_id,
-            source=event.source,
-            fields=fields,
             generation=str(self.generation),
             doc_prefix=keys.doc_prefix,
-            counters=counters,
+            batch=pack_for_script(items),
         )
 
     async def dead_letter(
@@ -228,6 +252,7 @@ def doc_from_candidate(
     candidate: Candidate,
     *,
     vector_field: str,
+    vector_datatype: str,
     embedding_model: str,
     now: float,
     contextual: bool = True,
@@ -240,6 +265,7 @@ def doc_from_candidate(
         candidate.event,
         content=candidate.content,
         vector_field=vector_field,
+        vector_datatype=vector_datatype,
         embedding_model=embedding_model,
         now=now,
         embedding=candidate.embedding,

@@ -125,6 +125,7 @@ class NamespaceConsumer:
             self.redis,
             self.keys,
             vector_field=built.vector_field,
+            vector_datatype=built.vector_datatype,
             embedding_model=built.embedding_model,
             generation=built.generation,
             outcome_ttl_s=self.settings.outcome_ttl_s,

@@ -31,6 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from redis.asyncio import Redis
 
+from hindsight_redis import scripts
+from hindsight_redis.codec import pack_for_script
 from hindsight_redis.documents import split_tags
 from hindsight_redis.errors import ProviderError, redis_errors
 from hindsight_redis.index import IndexInfo
@@ -38,12 +40,14 @@ from hindsight_redis.keys import Keys
 from hindsight_redis.models import partition_of
 from hindsight_redis.pipeline.base import Candidate, alive
 from hindsight_redis.pipeline.facts import contradiction, disagree, facts_of, may_share_topic
-from hindsight_redis.resp import NEVER_DECODE, as_text, search_rows
+from hindsight_redis.providers.vectors import vector_bytes
+from hindsight_redis.resp import as_text
 from hindsight_redis.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 _NEIGHBOURS = 5
+_LOOKUPS_PER_CALL = 32  # KNN lookups per script call: a call holds Redis for all of them
 
 
 @runtime_checkable
@@ -145,38 +149,43 @@ class DedupStage:
         A plain KNN (the index holds one namespace) with the scope checked here:
         a tag pre-filter that matches nearly everything makes RediSearch's
         KNN several times slower, and this runs once per write. The contents
-        come with the neighbours (the judge reads most of them): one round trip.
+        come with the neighbours (the judge reads most of them); the lookups
+        run in Lua (``scripts.neighbours``), ``_LOOKUPS_PER_CALL`` a call, all
+        calls in one round trip.
         """
         info = self.index_info
         knn = f"*=>[KNN {_NEIGHBOURS} @{info.vector_field} $BLOB AS __d]"
+        vectors = []
+        for cand in todo:
+            assert cand.embedding is not None
+            vectors.append(vector_bytes(cand.embedding, info.datatype))
         with redis_errors("look up near-duplicates"):
             async with self.redis.pipeline(transaction=False) as pipe:
-                for cand in todo:
-                    assert cand.embedding is not None
-                    pipe.execute_command(
-                        "FT.SEARCH", info.alias, knn, "PARAMS", "2", "BLOB",
-                        cand.embedding.astype(np.float32).tobytes(), "SORTBY", "__d", "ASC",
-                        "LIMIT", "0", str(_NEIGHBOURS),
-                        "RETURN", "6", "__d", "status", "visibility", "agent_id", "content",
-                        "tags",
-                        "DIALECT", "2", **NEVER_DECODE,
-                    )  # fmt: skip
-                replies = await pipe.execute()
-        found: list[list[tuple[str, float, str]]] = []
-        for cand, reply in zip(todo, replies, strict=True):
-            scope = self._scope(cand)
-            found.append(
-                [
-                    (
-                        row.key.removeprefix(self.keys.doc_prefix),
-                        1.0 - float(as_text(row.fields.get("__d")) or 1.0),
-                        as_text(row.fields.get("content")),
+                for first in range(0, len(vectors), _LOOKUPS_PER_CALL):
+                    scripts.neighbours.queue(
+                        pipe,
+                        index_meta=self.keys.index_meta,
+                        index=info.alias,
+                        query=knn,
+                        k=_NEIGHBOURS,
+                        vectors=pack_for_script(vectors[first : first + _LOOKUPS_PER_CALL]),
                     )
-                    for row in search_rows(reply)
-                    if as_text(row.fields.get("status")) == "active"
-                    and self._row_scope(row.fields) == scope
-                ]
-            )
+                replies = await scripts.execute(pipe)
+        prefix = self.keys.doc_prefix
+        scopes: dict[tuple[Any, Any, Any], tuple[str, str, str]] = {}  # most rows share one
+        found: list[list[tuple[str, float, str]]] = []
+        for cand, rows in zip(todo, [rows for reply in replies for rows in reply], strict=True):
+            scope = self._scope(cand)
+            near = []
+            for i in range(0, len(rows), 6):
+                fields = (rows[i + 2], rows[i + 3], rows[i + 5])
+                if fields not in scopes:
+                    scopes[fields] = self._row_scope(*fields)
+                if scopes[fields] == scope:
+                    memory_id = as_text(rows[i]).removeprefix(prefix)
+                    cosine = 1.0 - float(as_text(rows[i + 1]) or 1.0)
+                    near.append((memory_id, cosine, as_text(rows[i + 4])))
+            found.append(near)
         return found
 
     @staticmethod
@@ -188,10 +197,11 @@ class DedupStage:
         return visibility, owner, partition_of(event.tags)
 
     @staticmethod
-    def _row_scope(fields: dict[str, Any]) -> tuple[str, str, str]:
-        visibility = as_text(fields.get("visibility")) or "shared"
-        owner = as_text(fields.get("agent_id")) if visibility == "private" else ""
-        return visibility, owner, partition_of(split_tags(as_text(fields.get("tags"))))
+    def _row_scope(visibility: Any, agent_id: Any, tags: Any) -> tuple[str, str, str]:
+        """``_scope`` of a stored memory, from its fields as Redis returned them."""
+        shown = as_text(visibility) or "shared"
+        owner = as_text(agent_id) if shown == "private" else ""
+        return shown, owner, partition_of(split_tags(as_text(tags)))
 
     async def process(self, batch: Sequence[Candidate]) -> None:
         """Set ``merge_into`` / ``conflicts_with`` on the alive candidates of ``batch``."""
@@ -199,21 +209,26 @@ class DedupStage:
         if not todo:
             return
         stored = await self._stored_neighbours(todo)
-        # Same-batch neighbours: one matrix product instead of pairwise loops.
+        # Same-batch neighbours: one matrix product instead of pairwise loops. einsum, not
+        # BLAS (``@``): after a product this size OpenBLAS's threads spin for ~0.1 s,
+        # taking a core from the worker's own process, Redis and the other workers.
         matrix = np.stack([c.embedding for c in todo if c.embedding is not None])
-        sims = matrix @ matrix.T
+        sims = np.einsum("ik,jk->ij", matrix, matrix)
+        # Each row's batch-mates by decreasing cosine (ties: the earlier first).
+        orders = np.argsort(-sims, axis=1, kind="stable").tolist()
+        cosines = sims.tolist()
         scopes = [self._scope(c) for c in todo]
         threshold = self.settings.conflict_threshold
         for i, (cand, neighbours) in enumerate(zip(todo, stored, strict=True)):
             options = list(neighbours)
             # The nearest earlier batch-mates, as many as the stored neighbours looked up.
-            nearest = [
-                j
-                for j in np.argsort(-sims[i, :i])
-                if sims[i, j] >= threshold and todo[j].alive and scopes[j] == scopes[i]
-            ][:_NEIGHBOURS]
-            for j in nearest:
-                options.append((todo[j].event.event_id, float(sims[i, j]), todo[j].content))
+            row, nearest = cosines[i], 0
+            for j in orders[i]:
+                if row[j] < threshold or nearest == _NEIGHBOURS:
+                    break
+                if j < i and todo[j].alive and scopes[j] == scopes[i]:
+                    options.append((todo[j].event.event_id, row[j], todo[j].content))
+                    nearest += 1
             options.sort(key=lambda o: -o[1])
             await self._decide(cand, options[: 2 * _NEIGHBOURS])
 

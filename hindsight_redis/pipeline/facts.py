@@ -84,6 +84,7 @@ _ADDRESSING = frozenset(
         "hey hi hello thanks thank dear bye congrats congratulations sorry yo ok okay yes yeah wow"
     )
 )
+_ACTED_ON = frozenset(_LEXICON) | _NEGATORS  # lower-case words _english never keeps as they are
 _LATIN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
 _ZH_NEGATED = re.compile(rf"[不没別别勿未無无非]+([{HAN_CLASS}])")
 _ZH_NEGATOR = re.compile(r"[不没別别勿未無无非]")
@@ -224,10 +225,14 @@ def _english(reader: _Reader) -> frozenset[str]:
     tokens = list(_LATIN.finditer(text))
     last = 0
     for n, token in enumerate(tokens):
-        word = token[0].replace("’", "'")
+        word = token[0]
         low = word.lower()
-        found = _LEXICON.get(low) or (_CAPITALISED.get(low) if word[0].isupper() else None)
-        keep = token[0]
+        if "’" in low:
+            low = low.replace("’", "'")
+        upper = word[0].isupper()
+        if not upper and low not in _ACTED_ON and not low.startswith("dislike"):
+            continue  # most words: kept as they are
+        found = _LEXICON.get(low) or (_CAPITALISED.get(low) if upper else None)
         if found is not None:
             reader.values[found[0]].add(found[1])
             keep = " "
@@ -240,11 +245,14 @@ def _english(reader: _Reader) -> frozenset[str]:
         elif low.startswith("dislike"):
             negated.add("like")
             keep = "like"
-        elif word[0].isupper() and n > 0 and _addressed(text, tokens[n - 1], token):
+        elif upper and n > 0 and _addressed(text, tokens[n - 1], token):
             keep = " "
+        else:
+            continue
         out += [text[last : token.start()], keep]
         last = token.end()
-    reader.text = "".join([*out, text[last:]])
+    if out:
+        reader.text = "".join([*out, text[last:]])
     return frozenset(negated)
 
 
@@ -292,11 +300,12 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
-_SENTENCE_START = re.compile(r"(?:^|[.!?;:\n])\s*$")
-
-
 def _starts_sentence(m: re.Match[str]) -> bool:
-    return _SENTENCE_START.search(m.string, 0, m.start()) is not None
+    """Whether only spaces separate the match from the text's start or from one of
+    ``.!?;:`` or a line break before it."""
+    before = m.string[: m.start()]
+    stripped = before.rstrip()
+    return not stripped or stripped[-1] in ".!?;:" or "\n" in before[len(stripped) :]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -326,7 +335,7 @@ def facts_of(text: str) -> Facts:
     """
     text = strip_speaker_label(text)
     reader = _Reader(text)
-    digits = any(ch.isdigit() for ch in text)
+    digits = any(map(str.isdigit, text))
     if digits:
         _numbers(reader)
     negated = set(_english(reader))
@@ -347,7 +356,7 @@ def facts_of(text: str) -> Facts:
 
     reader.take(_PROPER, "name", name)
     words = {
-        _stem(word)
+        word[:-1] if len(word) > 3 and word.endswith("s") else word  # _stem, inlined
         for word in _WORD.findall(reader.text.lower())
         if word not in stop and word not in _AUXILIARIES and word not in _ZH_FUNCTION
     }
@@ -366,7 +375,8 @@ def same_topic(a: Facts, b: Facts, *, min_overlap: float = 0.4) -> bool:
     """
     if not a.words or not b.words:
         return not a.words and not b.words and bool(a.values) and bool(b.values)
-    overlap = len(a.words & b.words) / len(a.words | b.words)
+    shared = len(a.words & b.words)
+    overlap = shared / (len(a.words) + len(b.words) - shared)
     shared_name = bool(a.values.get("name", frozenset()) & b.values.get("name", frozenset()))
     return overlap >= (min(min_overlap, 0.34) if shared_name else min_overlap)
 
@@ -404,7 +414,10 @@ def _raw_words(text: str) -> frozenset[str]:
 def may_share_topic(new: str, old: str, min_overlap: float = 0.2) -> bool:
     """A cheap first look (one regex each): False when the texts surely differ in topic."""
     a, b = _raw_words(new), _raw_words(old)
-    return bool(a and b) and len(a & b) / len(a | b) >= min_overlap
+    if not (a and b):
+        return False
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared) >= min_overlap  # the Jaccard index
 
 
 def related(new: str, old: str) -> bool:

@@ -8,7 +8,8 @@ whose ``refine`` tag is still ``pending``:
 1. find up to a few batches of pending memories (one ``FT.SEARCH``);
 2. claim each with ``SET NX PX`` (several workers never embed the same
    memory; a claim expires on its own, so a crashed refiner loses nothing);
-3. embed the claimed texts;
+3. embed the claimed texts (a memory written with a ``context`` is embedded
+   with it: ``neighbours.contextual_text``, the same text on every reindex);
 4. store each vector with the ``REFINE`` script, which skips memories deleted
    or changed since, and refuses when a reindex switched the contextual model.
 
@@ -19,14 +20,16 @@ and searchable, only without the contextual signal, until a refiner returns.
 from __future__ import annotations
 
 import logging
+from typing import NamedTuple
 
-import numpy as np
 import redis.asyncio as aioredis
 
 from hindsight_redis import scripts
 from hindsight_redis.errors import EmbeddingMismatch, redis_errors
+from hindsight_redis.index_record import recorded_index
 from hindsight_redis.keys import Keys
-from hindsight_redis.providers.vectors import Embedder
+from hindsight_redis.neighbours import contextual_text
+from hindsight_redis.providers.vectors import LEGACY_DATATYPE, Embedder, vector_bytes
 from hindsight_redis.query import refine_pending_filter
 from hindsight_redis.resp import NEVER_DECODE, as_text, search_rows
 from hindsight_redis.schema import CONTEXT_FIELD, TEXT_FIELD
@@ -34,21 +37,52 @@ from hindsight_redis.schema import CONTEXT_FIELD, TEXT_FIELD
 log = logging.getLogger(__name__)
 
 _CLAIM_MS = 60_000
+_CONTEXT = "context"  # the memory hash's field (documents.memory_document)
+
+
+class Pending(NamedTuple):
+    """A memory waiting for its contextual vector: its key, content and context."""
+
+    key: str
+    content: str
+    context: str = ""
+
+    @property
+    def text(self) -> str:
+        """What the contextual model embeds for it."""
+        return contextual_text(self.content, self.context)
 
 
 class Refiner:
-    """Fills in the contextual vectors of one namespace, a batch per call."""
+    """Fills in the contextual vectors of one namespace, a batch per call.
+
+    ``datatype``: how the index stores contextual vectors (``IndexInfo.
+    context_datatype``); None: read from the index record on first use.
+    """
 
     def __init__(
-        self, redis: aioredis.Redis, keys: Keys, embedder: Embedder, *, batch_size: int = 16
+        self,
+        redis: aioredis.Redis,
+        keys: Keys,
+        embedder: Embedder,
+        *,
+        batch_size: int = 16,
+        datatype: str | None = None,
     ) -> None:
         self.redis = redis
         self.keys = keys
         self.embedder = embedder
         self.batch_size = batch_size
+        self.datatype = datatype
 
-    async def pending(self, limit: int) -> list[tuple[str, str]]:
-        """Up to ``limit`` (key, content) of memories still without a contextual vector.
+    async def _datatype(self) -> str:
+        if self.datatype is None:
+            info = await recorded_index(self.redis, self.keys)
+            self.datatype = info.context_datatype if info is not None else LEGACY_DATATYPE
+        return self.datatype
+
+    async def pending(self, limit: int) -> list[Pending]:
+        """Up to ``limit`` memories still without a contextual vector.
 
         The content is decoded for the model; the refine script compares the
         stored bytes with ``content.encode()`` (the stored text is the UTF-8 of
@@ -57,24 +91,27 @@ class Refiner:
         query = refine_pending_filter(self.keys.namespace)
         with redis_errors("find memories to refine"):
             reply = await self.redis.execute_command(  # type: ignore[no-untyped-call]
-                "FT.SEARCH", self.keys.index_alias, query, "RETURN", "1", TEXT_FIELD,
+                "FT.SEARCH", self.keys.index_alias, query, "RETURN", "2", TEXT_FIELD, _CONTEXT,
                 "LIMIT", "0", str(limit), "DIALECT", "2", **NEVER_DECODE,
             )  # fmt: skip
-        return [(r.key, as_text(r.fields.get(TEXT_FIELD))) for r in search_rows(reply)]
+        return [
+            Pending(r.key, as_text(r.fields.get(TEXT_FIELD)), as_text(r.fields.get(_CONTEXT)))
+            for r in search_rows(reply)
+        ]
 
     def _claim_key(self, doc_key: str) -> str:
         return self.keys.refine_claim(doc_key.removeprefix(self.keys.doc_prefix))
 
-    async def _claim(self, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    async def _claim(self, found: list[Pending]) -> list[Pending]:
         """Claim up to ``batch_size`` of ``found``; the surplus won is released at once."""
         with redis_errors("claim memories to refine"):
             async with self.redis.pipeline(transaction=False) as pipe:
-                for key, _ in found:
-                    pipe.set(self._claim_key(key), "1", nx=True, px=_CLAIM_MS)
+                for item in found:
+                    pipe.set(self._claim_key(item.key), "1", nx=True, px=_CLAIM_MS)
                 won = [item for item, ok in zip(found, await pipe.execute(), strict=True) if ok]
             surplus = won[self.batch_size :]
             if surplus:
-                await self.redis.delete(*(self._claim_key(key) for key, _ in surplus))
+                await self.redis.delete(*(self._claim_key(item.key) for item in surplus))
         return won[: self.batch_size]
 
     async def refine_once(self) -> int:
@@ -89,20 +126,21 @@ class Refiner:
         claimed = await self._claim(found)
         if not claimed:
             return 0
-        vectors = await self.embedder.embed([content for _, content in claimed])
+        vectors = await self.embedder.embed([item.text for item in claimed])
+        datatype = await self._datatype()
         with redis_errors("store contextual vectors"):
             async with self.redis.pipeline(transaction=False) as pipe:
-                for (key, content), vector in zip(claimed, vectors, strict=True):
+                for item, vector in zip(claimed, vectors, strict=True):
                     scripts.refine.queue(
                         pipe,
-                        memory=key,
+                        memory=item.key,
                         index_meta=self.keys.index_meta,
-                        content=content,
+                        content=item.content,
                         field=CONTEXT_FIELD,
-                        vector=np.asarray(vector, dtype=np.float32).tobytes(),
+                        vector=vector_bytes(vector, datatype),
                         model=self.embedder.model_id,
                     )
-                pipe.delete(*(self._claim_key(key) for key, _ in claimed))
+                pipe.delete(*(self._claim_key(item.key) for item in claimed))
                 results = await scripts.execute(pipe)
         if any(int(r) == -1 for r in results[: len(claimed)]):
             raise EmbeddingMismatch(

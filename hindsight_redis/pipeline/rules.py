@@ -16,6 +16,7 @@ recent write (``rule:duplicate``) within a bounded per-worker window.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -80,11 +81,18 @@ def _boundary(s: str, end: int) -> bool:
     return unspaced
 
 
-def only_phrases(s: str, phrases: frozenset[str], fillers: frozenset[str]) -> bool:
-    """True when normalised ``s`` is fully covered by ``phrases`` and ``fillers``."""
+@functools.lru_cache(maxsize=16)
+def _by_first_char(phrases: frozenset[str], fillers: frozenset[str]) -> dict[str, list[str]]:
+    """The phrases and fillers by their first character (built once per filter config)."""
     by_first: dict[str, list[str]] = {}
     for w in phrases | fillers:
         by_first.setdefault(w[0], []).append(w)
+    return by_first
+
+
+def only_phrases(s: str, phrases: frozenset[str], fillers: frozenset[str]) -> bool:
+    """True when normalised ``s`` is fully covered by ``phrases`` and ``fillers``."""
+    by_first = _by_first_char(phrases, fillers)
     reach = [False] * (len(s) + 1)
     reach[0] = True
     for i, ch in enumerate(s):

@@ -47,38 +47,86 @@ its own score is not a useful memory: score it low."""
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？!?；;])|\n+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_FIRST = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|we'll|our|us)\b|我", re.I)
-_SECOND = re.compile(r"\b(you|your|you're|you've|yours|u)\b|你|您", re.I)
-_PREFERENCE = re.compile(
+_RUN = re.compile(r"\w+")
+_DIGIT = re.compile(r"\d")
+
+
+def _word_heads(text: str) -> frozenset[str] | None:
+    """The first four letters (or fewer: the whole word) of each word of an ASCII
+    ``text``, lower-cased; None for other text."""
+    if not text.isascii():
+        return None
+    return frozenset([w[:4] for w in _RUN.findall(text.lower())])
+
+
+class _Keywords:
+    """A case-insensitive pattern whose every match in ASCII text starts at a word that
+    begins with one of ``heads`` (see ``_word_heads``), or with a digit if ``digits``.
+
+    Python's regex engine tries such a pattern at every position of a text, which
+    makes it the scorer's main cost; most sentences have none of those words and
+    are not searched at all. Other text is always searched (case folding beyond
+    ASCII). ``tests/unit/test_scoring.py`` checks the heads against the patterns.
+    """
+
+    __slots__ = ("digits", "heads", "pattern")
+
+    def __init__(self, pattern: str, heads: str, *, digits: bool = False) -> None:
+        self.pattern = re.compile(pattern, re.I)
+        self.heads = frozenset(heads.split())
+        self.digits = digits
+
+    def found(self, text: str, heads: frozenset[str] | None, digit: bool = False) -> bool:
+        """Whether the pattern occurs in ``text``: ``heads`` its ``_word_heads``,
+        ``digit`` whether it has a digit."""
+        if heads is not None and self.heads.isdisjoint(heads) and not (digit and self.digits):
+            return False
+        return self.pattern.search(text) is not None
+
+
+_FIRST = _Keywords(
+    r"\b(i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|we'll|our|us)\b|我",
+    "i me my mine we our us",
+)
+_SECOND = _Keywords(r"\b(you|your|you're|you've|yours|u)\b|你|您", "you your u")
+_PREFERENCE = _Keywords(
     r"\b(loves?|likes?|prefer(s|red)?|hates?|enjoys?|dislikes?|adores?|can't stand|"
     r"favou?rite|allergic|"
     r"vegan|vegetarian|passionate|fan of|into)\b|喜欢|讨厌|偏好|过敏|爱吃|不吃|最爱|不喜欢",
-    re.I,
+    "love like pref hate enjo disl ador can favo alle vega vege pass fan into",
 )
-_DECISION = re.compile(
+_DECISION = _Keywords(
     r"\b(decided|decide|decision|plan|plans|planning|going to|gonna|will|'ll|agreed|"
     r"chose|choose|switch(?:ed)? to|deadline|schedule[ds]?|booked|signed up|"
     r"started|finished|quit|joined|moved|bought|adopted|got a|hoping to|want to|"
     r"remember|always|never|every)\b|决定|计划|打算|准备|约定|安排|截止|总是|从不|每天",
-    re.I,
+    "deci plan goin gonn will ll agre chos choo swit dead sche book sign star fini quit "
+    "join move boug adop got hopi want reme alwa neve ever",
 )
-_PAST = re.compile(
+_PAST = _Keywords(
     r"\b(i|we|my \w+)\s+(?:\w+\s+)?(\w+ed|went|got|had|made|took|saw|met|bought|found|did|"
     r"was|were|came|gave|won|lost|ran|wrote|read|began|left|started|built|taught|"
     r"learned|learnt|spent|kept|felt|tried)\b|我们?[^，。！？,.!?]{1,6}[了过]",
-    re.I,
+    "i we my",
 )
-_DATE = re.compile(
+_DATE = _Keywords(
     r"\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|"
     r"sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?|monday|tuesday|wednesday|"
     r"thursday|friday|saturday|sunday|yesterday|today|tomorrow|tonight|weekend|"
     r"last (week|month|year|night)|next (week|month|year)|ago|summer|winter|spring|"
     r"autumn|fall|\d{4})\b|[昨今明]天|上周|下周|[月日年号点]",
-    re.I,
+    "jan janu feb febr mar marc apr apri may jun june jul july aug augu sep sept oct octo "
+    "nov nove dec dece mond tues wedn thur frid satu sund yest toda tomo toni week last "
+    "next ago summ wint spri autu fall",
+    digits=True,
 )
-_NUMBER = re.compile(
-    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|dozen|hundred)\b", re.I
+# A number: a digit, or one of these words.
+_NUMBER_WORD = _Keywords(
+    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|dozen|hundred)\b",
+    "one two thre four five six seve eigh nine ten doze hund",
 )
+# Every identifier has a digit, one of _@/, or a lower-case letter before a capital.
+_CAMEL = re.compile(r"[A-Z](?<=[a-z][A-Z])")
 _IDENTIFIER = re.compile(
     r"\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|[\w.-]+@[\w.-]+|https?://\S+|/\w+/\S*|"
     r"\b(?=\w*\d)(?=\w*[A-Za-z])\w{2,}\b|\bv?\d+\.\d+(?:\.\d+)*\b"
@@ -102,11 +150,11 @@ _SMALL_TALK = re.compile(
 # (question, small talk, talking about the listener) push chatter below it.
 _BASE = 0.525
 # Text that addresses the scorer (prompt injection) is not a memory of anything.
-_INJECTION = re.compile(
+_INJECTION = _Keywords(
     r"\b(ignore|disregard|forget) (all |any |the |your )?(previous|prior|above|earlier)\b|"
     r"\b(system prompt|you are now|new instructions|as an ai)\b|"
     r"\b(score|rate) (this|it|me)\b|\bscore\s*[:=]|忽略(之前|以上|前面)",
-    re.I,
+    "igno disr forg syst you new as scor rate",
 )
 _STOPWORDS_TEXT = (
     "the a an and or but so to of in on at for with from by about as is are was were be "
@@ -128,22 +176,32 @@ def _content_words(sentence: str) -> int:
     return latin + other
 
 
+def _identifier(sentence: str, digit: bool) -> bool:
+    """Whether ``sentence`` names an identifier (``digit``: whether it has a digit)."""
+    marked = digit or "_" in sentence or "@" in sentence or "/" in sentence
+    if not marked and _CAMEL.search(sentence) is None:
+        return False
+    return _IDENTIFIER.search(sentence) is not None
+
+
 def _sentence_signals(sentence: str) -> tuple[float, list[str]]:
     """How informative one sentence is, 0..1, and the signals found."""
     signals: list[str] = []
     value = _BASE
-    first = bool(_FIRST.search(sentence))
+    heads = _word_heads(sentence)
+    digit = _DIGIT.search(sentence) is not None
+    first = _FIRST.found(sentence, heads)
     if first:
         value += 0.1
         signals.append("first person")
-    second = bool(_SECOND.search(sentence))
-    if _PREFERENCE.search(sentence) and (first or not second):
+    second = _SECOND.found(sentence, heads)
+    if _PREFERENCE.found(sentence, heads) and (first or not second):
         value += 0.15
         signals.append("preference")
-    if _DECISION.search(sentence):
+    if _DECISION.found(sentence, heads):
         value += 0.1
         signals.append("decision/plan")
-    if _PAST.search(sentence):
+    if _PAST.found(sentence, heads):
         value += 0.1
         signals.append("event")
     vocatives = {n for m in _VOCATIVE.finditer(sentence) for n in m.groups() if n}
@@ -153,10 +211,10 @@ def _sentence_signals(sentence: str) -> tuple[float, list[str]]:
         if (m := _NAME.match(word)) and m.group(0) not in vocatives
     ]
     specifics = [
-        ("number", bool(_NUMBER.search(sentence))),
-        ("date", bool(_DATE.search(sentence))),
+        ("number", digit or _NUMBER_WORD.found(sentence, heads)),
+        ("date", _DATE.found(sentence, heads, digit)),
         ("name", bool(names)),
-        ("identifier", bool(_IDENTIFIER.search(sentence))),
+        ("identifier", _identifier(sentence, digit)),
         ("title", bool(_QUOTED.search(sentence))),
     ]
     found = [label for label, hit in specifics if hit]
@@ -192,7 +250,7 @@ def heuristic_score(text: str) -> tuple[float, str]:
     best, signals = scored[0]
     extra = sum(1 for v, _ in scored[1:] if v >= 0.6)
     value = min(best + 0.05 * min(extra, 3), 1.0)
-    if _INJECTION.search(text):
+    if _INJECTION.found(text, _word_heads(text)):
         # A text that addresses its judge is an attack or a prompt, not a memory.
         value = min(value, 0.2)
         signals = ["instructions to the scorer", *signals]

@@ -76,6 +76,12 @@ def count_tokens(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
 
 
+def _over_budget(text: str, budget: int) -> bool:
+    """Whether ``text`` takes more than ``budget`` tokens. A token is at least one byte,
+    so a text of at most ``budget`` bytes (most) is not counted."""
+    return len(text.encode("utf-8")) > budget and count_tokens(text) > budget
+
+
 def truncate_tokens(text: str, budget: int) -> str:
     """``text`` cut to at most ``budget`` tokens (with an ellipsis when cut)."""
     enc = encoding()
@@ -195,7 +201,7 @@ class SummarizeStage:
 
     async def process(self, batch: Sequence[Candidate]) -> None:
         """Summarize the alive candidates of ``batch`` that are over budget."""
-        todo = [c for c in alive(batch) if count_tokens(c.content) > self.token_budget]
+        todo = [c for c in alive(batch) if _over_budget(c.content, self.token_budget)]
         summaries = await asyncio.gather(
             *(self.summarizer.summarize(c.content, self.token_budget) for c in todo)
         )

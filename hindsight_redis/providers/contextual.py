@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from hindsight_redis.errors import EmbeddingError
+from hindsight_redis.providers.query_graph import query_graph
 from hindsight_redis.providers.vectors import Vectors, normalize_rows, text_list
 
 logger = logging.getLogger(__name__)
@@ -52,6 +53,9 @@ class MiniLMEmbedder:
 
     ``threads`` is onnxruntime's intra-op thread count: 1 in a worker process
     (one per core), 1 or 2 on the search path. The model loads on first use.
+    ``for_queries`` runs the int8 query graph (``providers.query_graph``:
+    about 3x faster on one short text, a vector within cosine 0.995) where it
+    can be built, the full graph otherwise; documents use the full graph.
     ``relevance_floor``: the contextual cosine that vouches for a search hit
     (LoCoMo dev: no recall lost at 0.30).
     """
@@ -59,13 +63,19 @@ class MiniLMEmbedder:
     relevance_floor = 0.30
 
     def __init__(
-        self, *, threads: int = 1, max_tokens: int = 256, model_path: str | Path | None = None
+        self,
+        *,
+        threads: int = 1,
+        max_tokens: int = 256,
+        model_path: str | Path | None = None,
+        for_queries: bool = False,
     ) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
         self._threads = threads
         self._max_tokens = max_tokens
         self._model_path = Path(model_path) if model_path is not None else None
+        self._for_queries = for_queries
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
@@ -92,6 +102,8 @@ class MiniLMEmbedder:
                         "or set contextual_embedder = 'none'"
                     ) from e
                 path = self._model_path or _default_model_path()
+                if self._for_queries:
+                    path = query_graph(path) or path
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = self._threads
                 options.inter_op_num_threads = 1
@@ -106,7 +118,7 @@ class MiniLMEmbedder:
                 tokenizer.enable_truncation(self._max_tokens)
                 self._tokenizer = tokenizer
                 self._session = session
-                logger.info("loaded %s (%d threads)", MODEL_ID, self._threads)
+                logger.info("loaded %s from %s (%d threads)", MODEL_ID, path.name, self._threads)
             return self._tokenizer, self._session
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:

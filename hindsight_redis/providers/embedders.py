@@ -368,14 +368,17 @@ def embedder_from_settings(settings: Settings) -> Embedder:
     return make_embedder(settings.embedder, **options)
 
 
-def contextual_from_settings(settings: Settings) -> Embedder | None:
+def contextual_from_settings(settings: Settings, *, for_queries: bool = False) -> Embedder | None:
     """The contextual embedder of ``settings.contextual_embedder``; None for ``"none"``.
 
     Any embedder name works as the contextual one (e.g. ``litellm:<model>``).
+    ``for_queries``: the searcher's, which may run a faster query graph
+    (``contextual_query_int8``).
     """
     name = settings.contextual_embedder
     if name == "none":
         return None
     if name == "minilm":
-        return make_embedder(name, threads=settings.contextual_threads)
+        query_graph = for_queries and settings.contextual_query_int8
+        return make_embedder(name, threads=settings.contextual_threads, for_queries=query_graph)
     return embedder_from_settings(settings.model_copy(update={"embedder": name}))

@@ -26,7 +26,14 @@ from hindsight_redis.scripts.memories import (
     refine,
     update_existing,
 )
-from hindsight_redis.scripts.stream import commit, dead_letter, leave_group, replay, write_events
+from hindsight_redis.scripts.stream import (
+    commit,
+    dead_letter,
+    leave_group,
+    neighbours,
+    replay,
+    write_events,
+)
 
 MEMORIES_PER_CALL = 8
 """Most memories one script call changes: each change re-indexes the memory (its
@@ -47,6 +54,7 @@ __all__ = [
     "lease_release",
     "lease_renew",
     "leave_group",
+    "neighbours",
     "purge_if_unchanged",
     "put_item",
     "record_if_absent",

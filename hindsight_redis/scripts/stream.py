@@ -1,4 +1,5 @@
-"""Lua of the write path and the workers: append, commit, dead-letter, leave, replay."""
+"""Lua of the write path and the workers: append, near-duplicate lookups, commit,
+dead-letter, leave, replay."""
 
 from __future__ import annotations
 
@@ -64,50 +65,32 @@ async def write_events(
 async def commit(
     redis: Redis,
     *,
-    outcome_key: Key,
     stream: Key,
     stats: Key,
-    target: Key,
-    notify_list: Key,
     errors: Key,
     recent_drops: Key,
     index_meta: Key,
-    content_claim: Key,
-    conflicts: KeyList,
+    memories: KeyList,
     group: Arg[str],
-    entry_id: Arg[str],
-    op: Arg[str],
-    outcome: Arg[str],
     outcome_ttl_s: Arg[int],
-    notify: Arg[bool],
     now: Arg[str],
-    memory_id: Arg[str],
-    source: Arg[str],
-    fields: Arg[bytes],
     generation: Arg[str],
     doc_prefix: Arg[str],
-    counters: ArgList,
-) -> int:
+    batch: Arg[bytes],
+) -> list[int]:
     """
-    -- One candidate's state change, outcome, XACK and counters, atomically.
-    -- op: index (fields: the doc's field/value pairs as one msgpack array, cheaper to
-    -- pack than ~50 arguments) | merge (into target) | drop. conflicts: the memories
-    -- the new one contradicts. generation: the index generation the worker embedded for.
-    -- -> 1 committed, 0 already committed (only acked), -1 merge target vanished,
-    --    -2 the index moved to a new generation (reindex): nothing done,
-    --    -3 an active memory already holds this exact text (content_claim names it;
+    -- Candidates' state changes, outcomes, XACKs and counters, atomically and in order
+    -- (a candidate may merge into an earlier one of the same call).
+    -- batch: msgpack array, per candidate {entry_id, op, outcome, notify, memory_id, source,
+    -- fields, conflicts, counters}; op: index (fields: the doc's field/value pairs) | merge
+    -- (into target) | drop. memories: per candidate its outcome key, target (the memory
+    -- written or merged into), notify list and content claim, then the keys of the
+    -- `conflicts` memories the new one contradicts. generation: the index generation the
+    -- worker embedded for.
+    -- -> per candidate: 1 committed, 0 already committed (only acked), -1 merge target
+    --    vanished, -2 the index moved to a new generation (reindex): nothing done,
+    --    -3 an active memory already holds this exact text (its content claim names it;
     --       another worker indexed a twin meanwhile): nothing done, merge into it
-    if redis.call('EXISTS', outcome_key) == 1 then
-      -- A second entry of a committed event (e.g. an append retried by a client) was
-      -- counted as accepted: count it processed too, or the backlog never drains.
-      if redis.call('XACK', stream, group, entry_id) == 1 then
-        redis.call('HINCRBY', stats, 'processed', 1)
-      end
-      return 0
-    end
-    if op ~= 'drop' and redis.call('HGET', index_meta, 'generation') ~= generation then
-      return -2
-    end
     local function append_unique(list, item)
       if item == '' then return list end
       for part in string.gmatch(list, '[^|]+') do
@@ -116,40 +99,107 @@ async def commit(
       if list == '' then return item end
       return list .. '|' .. item
     end
-    if op == 'index' then
-      local holder = redis.call('GET', content_claim)
-      if holder and holder ~= memory_id
-         and redis.call('HGET', doc_prefix .. holder, 'status') == 'active' then
-        return -3
+    local live = redis.call('HGET', index_meta, 'generation') == generation
+    local results = {}
+    local k = memories_first
+    for n, item in ipairs(cmsgpack.unpack(batch)) do
+      local entry_id, op, outcome, notify, memory_id = item[1], item[2], item[3], item[4], item[5]
+      local outcome_key, target, notify_list, claim = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+      local conflicts_first, conflicts_last = k + 4, k + 3 + item[8]
+      k = conflicts_last + 1
+      local result = 1
+      if redis.call('EXISTS', outcome_key) == 1 then
+        -- A second entry of a committed event (e.g. an append retried by a client) was
+        -- counted as accepted: count it processed too, or the backlog never drains.
+        if redis.call('XACK', stream, group, entry_id) == 1 then
+          redis.call('HINCRBY', stats, 'processed', 1)
+        end
+        result = 0
+      elseif op ~= 'drop' and not live then
+        result = -2
+      elseif op == 'index' then
+        local holder = redis.call('GET', claim)
+        if holder and holder ~= memory_id
+           and redis.call('HGET', doc_prefix .. holder, 'status') == 'active' then
+          result = -3
+        else
+          redis.call('SET', claim, memory_id)
+          redis.call('HSET', target, unpack(item[7]))
+          for c = conflicts_first, conflicts_last do
+            if redis.call('EXISTS', KEYS[c]) == 1 then
+              local old = redis.call('HGET', KEYS[c], 'conflicts_with') or ''
+              redis.call('HSET', KEYS[c], 'conflicts_with', append_unique(old, memory_id),
+                         'review', 'conflict')
+            end
+          end
+        end
+      elseif op == 'merge' then
+        if redis.call('EXISTS', target) == 0 then
+          result = -1
+        else
+          -- one HSET, so the memory is re-indexed once
+          local old = redis.call('HMGET', target, 'sources', 'access_count')
+          redis.call('HSET', target, 'sources', append_unique(old[1] or '', item[6]),
+                     'last_accessed_at', now, 'access_count', tonumber(old[2] or '0') + 1)
+        end
+      else
+        redis.call('XADD', recent_drops, 'MAXLEN', '~', '1000', '*', 'o', outcome)
       end
-      redis.call('SET', content_claim, memory_id)
-      redis.call('HSET', target, unpack(cmsgpack.unpack(fields)))
-      for k = conflicts_first, #KEYS do
-        if redis.call('EXISTS', KEYS[k]) == 1 then
-          local old = redis.call('HGET', KEYS[k], 'conflicts_with') or ''
-          redis.call('HSET', KEYS[k], 'conflicts_with', append_unique(old, memory_id),
-                     'review', 'conflict')
+      if result == 1 then
+        redis.call('SET', outcome_key, outcome, 'EX', outcome_ttl_s)
+        redis.call('XACK', stream, group, entry_id)
+        redis.call('HINCRBY', stats, 'processed', 1)
+        for _, counter in ipairs(item[9]) do redis.call('HINCRBY', stats, counter, 1) end
+        redis.call('HDEL', errors, entry_id)
+        if notify then
+          redis.call('RPUSH', notify_list, outcome)
+          redis.call('EXPIRE', notify_list, 300)
         end
       end
-    elseif op == 'merge' then
-      if redis.call('EXISTS', target) == 0 then return -1 end
-      local sources = redis.call('HGET', target, 'sources') or ''
-      redis.call('HSET', target, 'sources', append_unique(sources, source),
-                 'last_accessed_at', now)
-      redis.call('HINCRBY', target, 'access_count', 1)
-    elseif op == 'drop' then
-      redis.call('XADD', recent_drops, 'MAXLEN', '~', '1000', '*', 'o', outcome)
+      results[n] = result
     end
-    redis.call('SET', outcome_key, outcome, 'EX', outcome_ttl_s)
-    redis.call('XACK', stream, group, entry_id)
-    redis.call('HINCRBY', stats, 'processed', 1)
-    for i = counters_first, #ARGV do redis.call('HINCRBY', stats, ARGV[i], 1) end
-    redis.call('HDEL', errors, entry_id)
-    if notify then
-      redis.call('RPUSH', notify_list, outcome)
-      redis.call('EXPIRE', notify_list, 300)
+    return results
+    """
+    ...
+
+
+@redis_script
+async def neighbours(
+    redis: Redis,
+    *,
+    index_meta: Key,
+    index: Arg[str],
+    query: Arg[str],
+    k: Arg[int],
+    vectors: Arg[bytes],
+) -> list[list[bytes]]:
+    """
+    -- The k nearest active memories of each vector (vectors: a msgpack array), by the
+    -- KNN `query` over `index` (its vector as $BLOB): one call for many lookups, whose
+    -- ~20 arguments each would cost the client more to send than the search costs here.
+    -- index_meta is not read: it routes the call to the namespace's shard.
+    -- -> per vector a flat list, per memory: key, distance, visibility, agent_id,
+    --    content, tags ('' when absent)
+    local out = {}
+    for i, vector in ipairs(cmsgpack.unpack(vectors)) do
+      local reply = redis.call('FT.SEARCH', index, query, 'PARAMS', '2', 'BLOB', vector,
+                               'SORTBY', '__d', 'ASC', 'LIMIT', '0', k,
+                               'RETURN', '6', '__d', 'status', 'visibility', 'agent_id',
+                               'content', 'tags', 'DIALECT', '2')
+      local rows = {}
+      for r = 2, #reply, 2 do
+        local fields, row = reply[r + 1], {}
+        for f = 1, #fields, 2 do row[fields[f]] = fields[f + 1] end
+        if row.status == 'active' then
+          local n = #rows
+          rows[n + 1], rows[n + 2] = reply[r], row.__d or ''
+          rows[n + 3], rows[n + 4] = row.visibility or '', row.agent_id or ''
+          rows[n + 5], rows[n + 6] = row.content or '', row.tags or ''
+        end
+      end
+      out[i] = rows
     end
-    return 1
+    return out
     """
     ...
 

@@ -50,6 +50,13 @@ _STATE_FILE = "server.json"
 # search-fork-gc-clean-threshold 1, as in compose/docker-compose.yml.)
 SEARCH_MODULE_ARGS = ["FORK_GC_RUN_INTERVAL", "2", "FORK_GC_CLEAN_THRESHOLD", "1"]
 
+# A memory hash holds two float16 vectors (512 and 768 bytes with the default
+# models): over Redis's default of 64 bytes a value turns the hash into a
+# hashtable, some 60 bytes per field more (about 1.5 KB a memory). Up to 1024
+# bytes the hash stays one listpack; a field lookup then scans ~25 fields,
+# which costs nothing measurable (benchmarks/README.md, "Memory per memory").
+HASH_CONFIG = {"hash-max-listpack-value": "1024"}
+
 
 @dataclass(frozen=True, slots=True)
 class ServerBinaries:
@@ -245,7 +252,7 @@ class EmbeddedServer:
             "--logfile", str(self.log_file),
             "--protected-mode", "yes",
         ]  # fmt: skip
-        for key, value in {**self.profile.config, **self.extra_config}.items():
+        for key, value in {**HASH_CONFIG, **self.profile.config, **self.extra_config}.items():
             args += [f"--{key}", value]
         for module in binaries.modules:
             args += ["--loadmodule", str(module)]

@@ -124,6 +124,7 @@ async def hset_memory(
     doc = doc_from_candidate(
         candidate,
         vector_field=info.vector_field,
+        vector_datatype=info.datatype,
         embedding_model=model_id,
         now=time.time(),
     )

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hindsight_redis import AsyncMemoryClient, Settings
 from hindsight_redis.errors import HindsightError, InvalidArgument
 from hindsight_redis.models import MemoryRecord, WriteReceipt
+from hindsight_redis.neighbours import kept_context
 from tests.conftest import Drain
 
 T = TypeVar("T")
@@ -207,6 +208,7 @@ def write_fields_or(junk: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str,
     return st.fixed_dictionaries(
         {"content": rarely(content, st.one_of(hostile_text, junk))},
         optional={
+            "context": rarely(st.one_of(st.none(), joined), st.one_of(hostile_text, junk)),
             "agent_id": text, "session_id": text, "task_type": text,
             "source": rarely(st.one_of(st.none(), joined), st.one_of(hostile_text, junk)),
             "tags": tags_or(junk),
@@ -254,3 +256,5 @@ def same_metadata(record: MemoryRecord, fields: Mapping[str, Any]) -> None:
     assert record.tags == tuple(dict.fromkeys(t.strip() for t in fields.get("tags") or ()))
     assert record.visibility == (fields.get("visibility") or "shared")
     assert record.protected is bool(fields.get("protected"))
+    given = fields.get("context")
+    assert record.context == ((kept_context(given) or None) if given else None)

@@ -176,6 +176,19 @@ async def test_each_namespace_lives_on_one_shard_and_searches_find_only_its_own(
     assert {m.decode() for m in await cluster_redis.smembers(registry)} == set(NAMESPACES)  # type: ignore[misc]
 
 
+async def test_restated_memories_merge_on_every_shard(csettings: Settings) -> None:
+    """The dedup stage's lookups (one Lua call for many, ``scripts.neighbours``) run on the
+    shard of each namespace's index: a restated memory merges into the stored one."""
+    settings = csettings.model_copy(update={"dedup_threshold": 0.8})
+    for text in ("Team {} deploys the billing service every Friday at noon",
+                 "team {} deploys the billing service every friday at noon!"):  # fmt: skip
+        for ns in NAMESPACES:
+            async with AsyncMemoryClient(_on(settings, ns)) as client:
+                await client.write(text.format(ns))
+        report = await Worker(settings, namespaces="*").run_async(burst=True)
+    assert report.merged == len(NAMESPACES) and report.indexed == 0
+
+
 async def test_cross_namespace_reads_span_the_shards(
     csettings: Settings, cluster_redis: Redis
 ) -> None:

@@ -358,3 +358,25 @@ async def test_an_english_question_finds_a_chinese_memory_and_back(settings: Set
     async with AsyncMemoryClient(off) as client:
         hits = await client.search("printer password Beijing office", top_k=3)
         assert not hits or hits[0].id != receipts[0].id  # what the cross-language ranking buys
+
+
+async def test_common_terms_only_score_once_the_searcher_has_counted_them(
+    settings: Settings, redis: Redis
+) -> None:
+    tuned = settings.model_copy(update={"keyword_common_share": 0.5, "keyword_common_min_docs": 0})
+    env = await open_index_env(redis, tuned)
+    for n in range(10):
+        await env.put(f"weekly{n}", f"the weekly status report for team {n}")
+    await env.put("both", "the quarterly budget report")
+    await env.put("rare", "the quarterly budget")
+    await env.indexed(12)
+    searcher = env.searcher
+    first = [h.id for h in await searcher.search("quarterly report", mode="keyword", top_k=12)]
+    assert set(first[:2]) == {"both", "rare"} and "weekly0" in first  # not counted yet
+
+    async def counted() -> bool:
+        return searcher.term_stats.common(["quarterly", "report"]) == {"report"}
+
+    await wait_for(counted)
+    second = await searcher.search("quarterly report", mode="keyword", top_k=12)
+    assert {h.id for h in second} == {"both", "rare"}  # "report" scores, selects nothing

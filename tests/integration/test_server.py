@@ -88,6 +88,13 @@ def test_doctor_explains_a_redis_without_search(
     assert code == 1 and "no search module" in out
 
 
+def test_doctor_advises_the_hash_listpack_setting_a_plain_server_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out = _doctor_on_bare_server(tmp_path, capsys)  # Redis's default: 64 bytes
+    assert "memory hashes are hashtables" in out and "set hash-max-listpack-value 1024" in out
+
+
 def test_doctor_flags_a_search_gc_that_runs_too_rarely(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

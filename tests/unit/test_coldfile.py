@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,21 @@ def test_a_file_is_read_back_header_first(tmp_path: Path) -> None:
     header, memories = read_export(path)
     assert header == HEADER
     assert [m.id for m in memories] == ["m1"]
+
+
+def test_a_header_names_the_vector_datatypes_and_an_older_one_means_float32(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "f16.jsonl.gz"
+    half = replace(HEADER, vector_datatype="float16", contextual_datatype="float16")
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        write_header(out, half)
+    assert read_export(path)[0] == half
+    older = {k: v for k, v in asdict(HEADER).items() if not k.endswith("_datatype")}
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        out.write(json.dumps(older) + "\n")  # written before datatypes were recorded
+    header = read_export(path)[0]
+    assert (header.vector_datatype, header.contextual_datatype) == ("float32", "float32")
 
 
 @pytest.mark.parametrize(

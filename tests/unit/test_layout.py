@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "hindsight_redis"
-PURE = ("models", "keys", "text", "codec", "documents", "resp", "query", "ranking")
+PURE = ("models", "keys", "text", "codec", "documents", "resp", "query", "ranking", "neighbours")
 SEARCH_MODULES = ("hindsight_redis.searcher", "hindsight_redis.search", "hindsight_redis.client")
 
 

@@ -85,13 +85,25 @@ def test_document_round_trips_to_a_record() -> None:
     )
     candidate.embedding = np.ones(4, dtype=np.float32) / 2
     candidate.write_score = 0.9
-    doc = doc_from_candidate(candidate, vector_field="vec", embedding_model="m", now=1.0)
-    assert doc["vec"] == (np.ones(4, dtype=np.float32) / 2).tobytes()
-    assert doc["id"] == event.event_id
+    doc = doc_from_candidate(
+        candidate, vector_field="vec", vector_datatype="float16", embedding_model="m", now=1.0
+    )
+    assert doc["vec"] == (np.ones(4, dtype=np.float16) / 2).tobytes()
+    assert "id" not in doc and "event_id" not in doc  # the key holds the id
     record = record_from_fields(event.event_id, {k: v for k, v in doc.items() if k != "vec"})
     assert record.content == "summary" and record.original == "Alice prefers Chinese"
     assert record.tags == ("user:alice",) and record.sources == ("chat#7",)
     assert record.write_score == pytest.approx(0.9) and record.embedding_dims == 4
+
+
+@pytest.mark.parametrize("original", [None, "", "same text"])
+def test_document_stores_no_original_unless_it_differs(original: str | None) -> None:
+    candidate = Candidate(entry_id="1-0", event=_event(), content="same text", original=original)
+    doc = doc_from_candidate(
+        candidate, vector_field="vec", vector_datatype="float32", embedding_model="m", now=1.0
+    )
+    assert "original" not in doc
+    assert record_from_fields("x", doc).original is None
 
 
 def test_wait_timeout_defaults_only_when_not_given() -> None:

@@ -223,3 +223,14 @@ def test_visible_applies_the_default_filters_to_a_row() -> None:
     assert not visible(private, "ns", SearchFilters(agent_id="planner"))  # a filter, not a key
     assert not visible(private, "ns", SearchFilters(viewer="coder"))
     assert visible(private, "ns", SearchFilters(viewer="planner"))
+
+
+def test_common_terms_only_score_and_the_rest_select() -> None:
+    assert keyword_query(["the_x", "rare"], None, common={"the_x"}) == (
+        "~@content:the_x ~@content:rare (@content:(rare))=>{$weight: 0.5}"
+    )
+    assert keyword_query(["a", "b"], "@x:{1} @y:{2}", common={"a"}) == (
+        "~@content:a ~@content:b (@content:(b))=>{$weight: 0.5} (@x:{1} @y:{2})=>{$weight: 0.0}"
+    )
+    # every term common: all select, as without the statistics
+    assert keyword_query(["a", "b"], None, common={"a", "b"}) == "@content:(a | b)"

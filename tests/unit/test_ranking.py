@@ -74,6 +74,13 @@ def test_cosines_of_returned_vectors_skip_known_and_malformed() -> None:
     assert cosines(vectors, None, known={}) == {}
 
 
+def test_cosines_read_float16_vectors_as_well_as_float32() -> None:
+    q = _unit(3, 4)
+    vectors = {"half": _unit(3, 4).astype(np.float16).tobytes(), "full": _unit(4, 3).tobytes()}
+    found = cosines(vectors, q, known={})
+    assert found == {"half": pytest.approx(1.0, abs=1e-3), "full": pytest.approx(0.96, abs=1e-6)}
+
+
 def test_fuse_gives_each_candidate_every_cosine_it_can() -> None:
     q = _unit(1, 0)
     legs = LegScores(

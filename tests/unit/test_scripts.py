@@ -12,13 +12,13 @@ from hindsight_redis.lua import Arg, ArgList, Key, KeyList, redis_script
 
 
 def test_parameters_become_lua_locals() -> None:
-    lua = scripts.commit.lua
-    assert lua.startswith("local outcome_key = KEYS[1]\nlocal stream = KEYS[2]\n")
-    assert "local conflicts_first = 10\n" in lua  # the variadic keys start after 9 keys
-    assert "local outcome_ttl_s = tonumber(ARGV[5])\n" in lua
-    assert "local notify = ARGV[6] == '1'\n" in lua
-    assert "local counters_first = 13\n" in lua
-    assert scripts.commit.sha == hashlib.sha1(lua.encode()).hexdigest()
+    lua = scripts.write_events.lua
+    assert lua.startswith("local stream = KEYS[1]\nlocal stats = KEYS[2]\n")
+    assert "local idempotency_first = 3\n" in lua  # the variadic keys start after 2 keys
+    assert "local max_backlog = tonumber(ARGV[1])\n" in lua
+    assert "local events_first = 3\n" in lua
+    assert "local notify = ARGV[7] == '1'\n" in scripts.dead_letter.lua
+    assert scripts.write_events.sha == hashlib.sha1(lua.encode()).hexdigest()
 
 
 def test_every_script_parses_its_arguments_once() -> None:
