@@ -103,20 +103,9 @@ def instrument(searcher: Searcher, timings: Timings) -> None:
         ctx = searcher.contextual
         ctx.embed = _wrap(timings, "contextual query embedding (thread)", ctx.embed)  # type: ignore[method-assign]
     searcher._legs = _wrap(timings, "legs (all, until the last reply)", searcher._legs)  # type: ignore[method-assign]
-    original_ctx_leg = searcher._contextual_leg
-
-    async def ctx_leg(plan: Any, filter_expr: str | None) -> Any:
-        t0 = time.perf_counter()
-        if plan.context_task is not None:
-            await asyncio.wait([plan.context_task])
-        t1 = time.perf_counter()
-        reply = await original_ctx_leg(plan, filter_expr)
-        if plan.context_task is not None:
-            timings["contextual: waiting for its embedding"].append((t1 - t0) * 1000)
-            timings["contextual KNN round trip"].append((time.perf_counter() - t1) * 1000)
-        return reply
-
-    searcher._contextual_leg = ctx_leg  # type: ignore[method-assign]
+    searcher._context_query = _wrap(  # type: ignore[method-assign]
+        timings, "waiting for the contextual query vector", searcher._context_query
+    )
     searcher._scores = _wrap_sync(timings, "scores from rows", searcher._scores)  # type: ignore[method-assign]
     searcher._hits = _wrap_sync(timings, "hits from rows", searcher._hits)  # type: ignore[method-assign]
     searcher._count_access = _wrap(timings, "access count round trip", searcher._count_access)  # type: ignore[method-assign]
@@ -125,7 +114,7 @@ def instrument(searcher: Searcher, timings: Timings) -> None:
 
     async def pipe_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
         legs = any(c[0][0] == "FT.SEARCH" for c in self.command_stack)
-        name = "static KNN + BM25 pipeline round trip" if legs else "other pipelines"
+        name = "the legs' pipeline round trip" if legs else "other pipelines"
         t0 = time.perf_counter()
         try:
             return await execute(self, *args, **kwargs)

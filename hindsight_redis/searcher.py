@@ -2,13 +2,13 @@
 
 A search is one pipelined round trip (plus one for Chinese queries, which the
 server segments first): the vector leg (KNN on the static vector), the
-keyword leg (BM25 over optional terms: ``query.keyword_query``) and the index
-generation check. Hybrid searches on an index with contextual vectors
-(``pipeline.refine``) add a third leg beside it, KNN on the contextual
-vector, sent as soon as its query embedding (computed in a thread meanwhile)
-is ready. Every leg returns its candidates' hit fields and vectors, so
-``ranking.fuse`` orders the candidates and the hits are built without another
-read; one more round trip counts their access (``access.count_hits``).
+keyword leg (BM25 over optional terms: ``query.keyword_query``), the index
+generation check and, for hybrid searches on an index with contextual vectors
+(``pipeline.refine``), KNN on the contextual vector, sent once its query
+embedding (computed in a thread meanwhile) is ready. Every leg returns its
+candidates' hit fields and vectors, so ``ranking.fuse`` orders the candidates
+and the hits are built without another read; one more round trip counts their
+access (``access.count_hits``).
 """
 
 from __future__ import annotations
@@ -265,12 +265,14 @@ class Searcher:
             pre = True
 
     async def _legs(self, plan: _Plan, filter_expr: str | None) -> _Legs:
-        """The vector and keyword legs in one pipelined round trip; beside it, the contextual leg.
+        """All legs in one pipelined round trip, once the contextual query vector is ready.
 
-        The contextual KNN is sent (on another pooled connection) as soon as
-        its query embedding is ready, without waiting for the first reply.
-        The legs return the vectors of their candidates (static and
-        contextual), so every candidate gets each cosine, whichever leg found it.
+        On 2 cores, embedding the query beside the first legs only made each
+        slower (the model, the server and the reply parsing share the cores):
+        waiting for it, then sending every leg at once, is one round trip
+        instead of two (benchmarks/README.md, search speed). The legs return
+        the vectors of their candidates (static and contextual), so every
+        candidate gets each cosine, whichever leg found it.
         """
         info = self.info
         kw_query = (
@@ -278,7 +280,8 @@ class Searcher:
             if plan.mode != "vector"
             else None
         )
-        ctx = (*_HIT_ONLY, CONTEXT_FIELD) if plan.context_task is not None else _HIT_ONLY
+        context = await self._context_query(plan)
+        ctx = (*_HIT_ONLY, CONTEXT_FIELD) if context is not None else _HIT_ONLY
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hget(self.keys.index_meta, "generation")
             if plan.query_vector is not None:
@@ -292,18 +295,28 @@ class Searcher:
                 also = (info.vector_field, *ctx) if plan.query_vector is not None else _HIT_ONLY
                 command = keyword_command(info.alias, kw_query, plan.depth, also)
                 pipe.execute_command(*command, **NEVER_DECODE)
-            replies, ctx_reply = await asyncio.gather(
-                pipe.execute(raise_on_error=False), self._contextual_leg(plan, filter_expr)
-            )
+            if context is not None:
+                pipe.execute_command(
+                    *knn_command(info.alias, CONTEXT_FIELD, filter_expr,
+                                 vector_bytes(context, info.context_datatype),
+                                 min(plan.depth, CONTEXT_DEPTH), self.settings.hnsw_ef_runtime,
+                                 also=(*_HIT_ONLY, info.vector_field)),
+                    **NEVER_DECODE,
+                )  # fmt: skip
+            replies = await pipe.execute(raise_on_error=False)
         self._check_generation(replies[0])  # a reindex first: then the legs' errors follow
-        for reply in replies[1:]:
+        legs = iter(replies[1:])
+        vector_reply = next(legs) if plan.query_vector is not None else None
+        keyword_reply = next(legs) if kw_query is not None else None
+        context_reply = next(legs) if context is not None else None
+        for reply in (vector_reply, keyword_reply):
             if isinstance(reply, Exception):
                 self._raise_leg_error(reply, contextual=False)
-        if isinstance(ctx_reply, Exception):
-            self._raise_leg_error(ctx_reply, contextual=True)
-        vector_rows = search_rows(replies[1]) if plan.query_vector is not None else []
-        keyword_rows = search_rows(replies[-1], with_scores=True) if kw_query is not None else []
-        context_rows = search_rows(ctx_reply) if ctx_reply is not None else []
+        if isinstance(context_reply, Exception):
+            self._raise_leg_error(context_reply, contextual=True)
+        vector_rows = search_rows(vector_reply) if vector_reply is not None else []
+        keyword_rows = search_rows(keyword_reply, with_scores=True) if keyword_reply else []
+        context_rows = search_rows(context_reply) if context_reply is not None else []
         full = plan.depth in (len(vector_rows), len(keyword_rows))
         scope = self.keys.namespace, plan.filters
         return _Legs(
@@ -313,25 +326,16 @@ class Searcher:
             full=full,
         )
 
-    async def _contextual_leg(self, plan: _Plan, filter_expr: str | None) -> Any:
-        """The contextual KNN reply (or the error it met); None without the leg."""
+    async def _context_query(self, plan: _Plan) -> np.ndarray | None:
+        """The contextual query vector; None without the leg, or when the model failed."""
         if plan.context_task is None:
             return None
         try:
-            vector = np.asarray((await plan.context_task)[0], dtype=np.float32)
+            return np.asarray((await plan.context_task)[0], dtype=np.float32)
         except Exception as e:  # a broken contextual model must not break search
             logger.warning("contextual query embedding failed (%s); searching without it", e)
+            plan.context_task = None
             return None
-        command = knn_command(
-            self.info.alias, CONTEXT_FIELD, filter_expr,
-            vector_bytes(vector, self.info.context_datatype),
-            min(plan.depth, CONTEXT_DEPTH), self.settings.hnsw_ef_runtime,
-            also=(*_HIT_ONLY, self.info.vector_field),
-        )  # fmt: skip
-        try:
-            return await self.redis.execute_command(*command, **NEVER_DECODE)  # type: ignore[no-untyped-call]
-        except Exception as e:  # raised with the other legs' errors, in order
-            return e
 
     def _check_generation(self, reply: Any) -> None:
         if isinstance(reply, Exception):
