@@ -91,6 +91,8 @@ class AsyncMemoryClient(PoolOperations):
 
     async def aclose(self) -> None:
         """Close the connection this client opened."""
+        if self._searcher is not None:
+            await self._searcher.aclose()
         if self._redis is not None and self._owns_redis:
             await self._redis.aclose()
             self._redis = None

@@ -74,8 +74,6 @@ _SEGMENTED_RUNS = 64
 # What each leg returns beside its scope fields: the hit's fields, so the
 # ranked memories need no second read.
 _HIT_ONLY = tuple(f for f in HIT_FIELDS if f not in SCOPE_FIELDS)
-# Background counts of query terms in flight (term_stats).
-_BACKGROUND: set[asyncio.Task[None]] = set()
 
 
 @dataclass(slots=True)
@@ -212,18 +210,14 @@ class Searcher:
             hits = time_boost.boost(self._hits(ranked, legs), window, top_k)
         if record_access and hits:
             await self._count_access([hit.id for hit in hits])
-        self._learn_terms(plan.terms)
+        self.term_stats.learn_later(self.redis, self.info.alias, plan.terms)
         hits = prefer_newer(hits, query)  # an open contradiction: the newer first
         observe_search(self.keys.namespace, mode, time.perf_counter() - started)
         return hits
 
-    def _learn_terms(self, terms: list[str]) -> None:
-        """Count the query's new terms in the background (``term_stats``)."""
-        unknown = self.term_stats.unknown(terms)
-        if unknown or (terms and self.term_stats.needs_size()):
-            task = asyncio.create_task(self.term_stats.learn(self.redis, self.info.alias, unknown))
-            _BACKGROUND.add(task)  # the loop keeps only weak references
-            task.add_done_callback(_BACKGROUND.discard)
+    async def aclose(self) -> None:
+        """Stop the background term counts (before the client closes its connection)."""
+        await self.term_stats.aclose()
 
     def _has_context_leg(self, mode: Mode) -> bool:
         contextual, info = self.contextual, self.info

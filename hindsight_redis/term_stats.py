@@ -18,6 +18,7 @@ ones) recur across queries and are counted first. Counts are kept for
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import OrderedDict
@@ -50,6 +51,7 @@ class TermStats:
         self._counts: OrderedDict[str, tuple[float, int]] = OrderedDict()
         self._num_docs: tuple[float, int] | None = None
         self._learning: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()  # the loop keeps only weak references
 
     def _fresh(self, entry: tuple[float, int] | None, now: float) -> int | None:
         if entry is None or now - entry[0] > self.ttl_s:
@@ -96,6 +98,21 @@ class TermStats:
             self._counts.popitem(last=False)
         if num_docs is not None:
             self._num_docs = (now, num_docs)
+
+    def learn_later(self, redis: Redis, index: str, terms: Sequence[str]) -> None:
+        """Count the terms without a fresh count (and the index's size when stale) in a
+        background task: no search waits for it."""
+        unknown = self.unknown(terms)
+        if unknown or (terms and self.needs_size()):
+            task = asyncio.create_task(self.learn(redis, index, unknown))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def aclose(self) -> None:
+        """Cancel the counts in flight (before their connection closes)."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def learn(self, redis: Redis, index: str, terms: Sequence[str]) -> None:
         """Count ``terms`` (and the index's size when stale) in one round trip."""
