@@ -81,6 +81,15 @@ class TermStats:
             if t not in self._learning and self._fresh(self._counts.get(t), now) is None
         ]
 
+    def to_count(self, terms: Sequence[str], now: float | None = None) -> list[str]:
+        """The terms a search should count: unknown ones, unless the index is too small
+        for any term to be common (at most ``common_min_docs`` memories)."""
+        now = time.monotonic() if now is None else now
+        num_docs = self._fresh(self._num_docs, now)
+        if num_docs is not None and num_docs <= self.common_min_docs:
+            return []
+        return self.unknown(terms, now)
+
     def needs_size(self, now: float | None = None) -> bool:
         """Whether the index's size is unknown or stale."""
         now = time.monotonic() if now is None else now
@@ -102,7 +111,7 @@ class TermStats:
     def learn_later(self, redis: Redis, index: str, terms: Sequence[str]) -> None:
         """Count the terms without a fresh count (and the index's size when stale) in a
         background task: no search waits for it."""
-        unknown = self.unknown(terms)
+        unknown = self.to_count(terms)
         if unknown or (terms and self.needs_size()):
             task = asyncio.create_task(self.learn(redis, index, unknown))
             self._tasks.add(task)

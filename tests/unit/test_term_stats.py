@@ -40,3 +40,12 @@ def test_off_at_share_one() -> None:
     s = stats(common_share=1.0)
     s.record({"a": 99_000}, num_docs=100_000, now=0.0)
     assert s.common(["a", "b"], now=1.0) == set()
+
+
+def test_a_small_index_counts_no_terms() -> None:
+    s = stats()
+    assert s.to_count(["a"], now=0.0) == ["a"]  # size unknown yet
+    s.record({}, num_docs=800, now=0.0)
+    assert s.to_count(["a", "b"], now=1.0) == []  # no term can pass the 1,000 floor
+    s.record({}, num_docs=5_000, now=2.0)
+    assert s.to_count(["a", "b"], now=3.0) == ["a", "b"]
