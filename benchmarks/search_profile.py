@@ -108,7 +108,9 @@ def instrument(searcher: Searcher, timings: Timings) -> None:
     )
     searcher._scores = _wrap_sync(timings, "scores from rows", searcher._scores)  # type: ignore[method-assign]
     searcher._hits = _wrap_sync(timings, "hits from rows", searcher._hits)  # type: ignore[method-assign]
-    searcher._count_access = _wrap(timings, "access count round trip", searcher._count_access)  # type: ignore[method-assign]
+    searcher.hit_counter._send = _wrap(
+        timings, "access count round trip (background)", searcher.hit_counter._send
+    )  # type: ignore[method-assign]
     searcher_module.fuse = _wrap_sync(timings, "fusion", searcher_module.fuse)  # type: ignore[attr-defined]
     execute = redis_client.Pipeline.execute
 

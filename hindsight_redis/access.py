@@ -1,17 +1,21 @@
 """Access statistics: searches count their hits cheaply, workers fold them in.
 
 A search adds one ``HINCRBY`` per hit to the namespace's access log
-(``Keys.access_log``) in the round trip that fetches the hits, never writing
-the memories themselves: a hot memory costs one counter, not one hash
-rewrite (and re-index) per search. Workers call ``flush_access_log``
-periodically; it moves up to ``batch`` pending counts into the memories'
-``access_count`` and ``last_accessed_at``, ``scripts.MEMORIES_PER_CALL``
-memories per script call.
+(``Keys.access_log``), never writing the memories themselves: a hot memory
+costs one counter, not one hash rewrite (and re-index) per search. The
+counts are sent in the background (``HitCounter``), so no search waits for
+them, and counts queued while one round trip is in flight go in the next.
+Workers call ``flush_access_log`` periodically; it moves up to ``batch``
+pending counts into the memories' ``access_count`` and ``last_accessed_at``,
+``scripts.MEMORIES_PER_CALL`` memories per script call.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
+from collections import Counter
 from collections.abc import Iterable
 
 from redis.asyncio import Redis
@@ -22,11 +26,52 @@ from hindsight_redis.errors import redis_errors
 from hindsight_redis.keys import Keys
 from hindsight_redis.resp import as_text
 
+logger = logging.getLogger(__name__)
+
 
 def count_hits(pipe: Pipeline, keys: Keys, memory_ids: Iterable[str]) -> None:
     """Queue one access-log increment per hit on ``pipe``."""
-    for memory_id in memory_ids:
-        pipe.hincrby(keys.access_log, memory_id, 1)
+    for memory_id, n in Counter(memory_ids).items():
+        pipe.hincrby(keys.access_log, memory_id, n)
+
+
+class HitCounter:
+    """Counts search hits in the access log in the background, coalescing bursts.
+
+    ``count`` returns at once; one task sends what is pending in one
+    pipelined round trip, then what was counted meanwhile, until nothing is
+    left. A failed round trip (a full disk) is logged and its counts dropped:
+    they are statistics, and the search already has its answer. ``drain``
+    waits until every count so far is sent (``aclose`` of the clients calls
+    it before closing the connection).
+    """
+
+    def __init__(self, redis: Redis, keys: Keys) -> None:
+        self.redis = redis
+        self.keys = keys
+        self._pending: list[str] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def count(self, memory_ids: Iterable[str]) -> None:
+        """Count one access of each of ``memory_ids`` (sent in the background)."""
+        self._pending.extend(memory_ids)
+        if self._pending and (self._task is None or self._task.done()):
+            self._task = asyncio.create_task(self._send())
+
+    async def drain(self) -> None:
+        """Wait until the counts so far are sent (or their round trip failed)."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def _send(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    count_hits(pipe, self.keys, batch)
+                    await pipe.execute()
+            except Exception as e:
+                logger.warning("could not count %d search hits: %s", len(batch), e)
 
 
 async def flush_access_log(

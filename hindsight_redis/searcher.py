@@ -2,13 +2,14 @@
 
 A search is one pipelined round trip (plus one for Chinese queries, which the
 server segments first): the vector leg (KNN on the static vector), the
-keyword leg (BM25 over optional terms: ``query.keyword_query``), the index
-generation check and, for hybrid searches on an index with contextual vectors
-(``pipeline.refine``), KNN on the contextual vector, sent once its query
-embedding (computed in a thread meanwhile) is ready. Every leg returns its
-candidates' hit fields and vectors, so ``ranking.fuse`` orders the candidates
-and the hits are built without another read; one more round trip counts their
-access (``access.count_hits``).
+keyword leg (BM25 over optional terms: ``query.keyword_query``) and the index
+generation check, sent while the contextual query embedding runs in a
+thread; for hybrid searches on an index with contextual vectors
+(``pipeline.refine``), one more for the KNN on the contextual vector, once
+its query vector is ready. Every leg returns its candidates' hit fields and
+vectors, so ``ranking.fuse`` orders the candidates and the hits are built
+without another read; their access is counted in the background
+(``access.HitCounter``).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from typing import Any
 
 import numpy as np
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 
 from hindsight_redis import time_boost
-from hindsight_redis.access import count_hits
+from hindsight_redis.access import HitCounter
 from hindsight_redis.documents import HIT_FIELDS, SCOPE_FIELDS, hit_from_fields
 from hindsight_redis.errors import (
     EmbeddingMismatch,
@@ -120,6 +122,7 @@ class Searcher:
         self.embedder = embedder
         self.info = info
         self.contextual = contextual
+        self.hit_counter = HitCounter(redis, keys)
         self.term_stats = TermStats(
             common_share=settings.keyword_common_share,
             common_min_docs=settings.keyword_common_min_docs,
@@ -208,15 +211,17 @@ class Searcher:
                 if plan.context_task is not None and not plan.context_task.done():
                     plan.context_task.cancel()
             hits = time_boost.boost(self._hits(ranked, legs), window, top_k)
-        if record_access and hits:
-            await self._count_access([hit.id for hit in hits])
+        if record_access:
+            self.hit_counter.count(hit.id for hit in hits)  # in the background
         self.term_stats.learn_later(self.redis, self.info.alias, plan.terms)
         hits = prefer_newer(hits, query)  # an open contradiction: the newer first
         observe_search(self.keys.namespace, mode, time.perf_counter() - started)
         return hits
 
     async def aclose(self) -> None:
-        """Stop the background term counts (before the client closes its connection)."""
+        """Send the pending hit counts and stop the background term counts (before the
+        client closes its connection)."""
+        await self.hit_counter.drain()
         await self.term_stats.aclose()
 
     def _has_context_leg(self, mode: Mode) -> bool:
@@ -259,13 +264,13 @@ class Searcher:
             pre = True
 
     async def _legs(self, plan: _Plan, filter_expr: str | None) -> _Legs:
-        """All legs in one pipelined round trip, once the contextual query vector is ready.
+        """The static and keyword legs in one pipelined round trip, sent at once; then
+        the contextual KNN, once its query vector (computed in a thread meanwhile) is
+        ready.
 
-        On 2 cores, embedding the query beside the first legs only made each
-        slower (the model, the server and the reply parsing share the cores):
-        waiting for it, then sending every leg at once, is one round trip
-        instead of two (benchmarks/README.md, search speed). The legs return
-        the vectors of their candidates (static and contextual), so every
+        The first legs' round trip and reply parsing overlap the contextual query
+        embedding, which sets the pace (benchmarks/README.md, search speed). Each
+        leg returns its candidates' vectors (static and contextual), so every
         candidate gets each cosine, whichever leg found it.
         """
         info = self.info
@@ -274,8 +279,7 @@ class Searcher:
             if plan.mode != "vector"
             else None
         )
-        context = await self._context_query(plan)
-        ctx = (*_HIT_ONLY, CONTEXT_FIELD) if context is not None else _HIT_ONLY
+        ctx = (*_HIT_ONLY, CONTEXT_FIELD) if plan.context_task is not None else _HIT_ONLY
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hget(self.keys.index_meta, "generation")
             if plan.query_vector is not None:
@@ -289,36 +293,45 @@ class Searcher:
                 also = (info.vector_field, *ctx) if plan.query_vector is not None else _HIT_ONLY
                 command = keyword_command(info.alias, kw_query, plan.depth, also)
                 pipe.execute_command(*command, **NEVER_DECODE)
-            if context is not None:
-                pipe.execute_command(
-                    *knn_command(info.alias, CONTEXT_FIELD, filter_expr,
-                                 vector_bytes(context, info.context_datatype),
-                                 min(plan.depth, CONTEXT_DEPTH), self.settings.hnsw_ef_runtime,
-                                 also=(*_HIT_ONLY, info.vector_field)),
-                    **NEVER_DECODE,
-                )  # fmt: skip
             replies = await pipe.execute(raise_on_error=False)
         self._check_generation(replies[0])  # a reindex first: then the legs' errors follow
         legs = iter(replies[1:])
         vector_reply = next(legs) if plan.query_vector is not None else None
         keyword_reply = next(legs) if kw_query is not None else None
-        context_reply = next(legs) if context is not None else None
         for reply in (vector_reply, keyword_reply):
             if isinstance(reply, Exception):
                 self._raise_leg_error(reply, contextual=False)
-        if isinstance(context_reply, Exception):
-            self._raise_leg_error(context_reply, contextual=True)
         vector_rows = search_rows(vector_reply) if vector_reply is not None else []
         keyword_rows = search_rows(keyword_reply, with_scores=True) if keyword_reply else []
-        context_rows = search_rows(context_reply) if context_reply is not None else []
-        full = plan.depth in (len(vector_rows), len(keyword_rows))
         scope = self.keys.namespace, plan.filters
         return _Legs(
             vector=[r for r in vector_rows if visible(r.fields, *scope)],
             keyword=[r for r in keyword_rows if visible(r.fields, *scope)],
-            contextual=[r for r in context_rows if visible(r.fields, *scope)],
-            full=full,
+            contextual=[
+                r
+                for r in await self._contextual_rows(plan, filter_expr)
+                if visible(r.fields, *scope)
+            ],
+            full=plan.depth in (len(vector_rows), len(keyword_rows)),
         )
+
+    async def _contextual_rows(self, plan: _Plan, filter_expr: str | None) -> list[SearchRow]:
+        """The contextual KNN's rows; none without the leg or its query vector."""
+        context = await self._context_query(plan)
+        if context is None:
+            return []
+        info = self.info
+        try:
+            reply = await self.redis.execute_command(  # type: ignore[no-untyped-call]
+                *knn_command(info.alias, CONTEXT_FIELD, filter_expr,
+                             vector_bytes(context, info.context_datatype),
+                             min(plan.depth, CONTEXT_DEPTH), self.settings.hnsw_ef_runtime,
+                             also=(*_HIT_ONLY, info.vector_field)),
+                **NEVER_DECODE,
+            )  # fmt: skip
+        except ResponseError as e:  # the alias moved to an index without the field
+            self._raise_leg_error(e, contextual=True)
+        return search_rows(reply)
 
     async def _context_query(self, plan: _Plan) -> np.ndarray | None:
         """The contextual query vector; None without the leg, or when the model failed."""
@@ -412,16 +425,6 @@ class Searcher:
             for item in ranked
             if item.id in fields
         ]
-
-    async def _count_access(self, memory_ids: list[str]) -> None:
-        """Count the hits in the access log; a failed count (a full disk) is logged, not
-        raised: the search has its answer, and a count is a statistic."""
-        try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                count_hits(pipe, self.keys, memory_ids)
-                await pipe.execute()
-        except Exception as e:
-            logger.warning("could not count %d search hits: %s", len(memory_ids), e)
 
 
 def _similarity(row: SearchRow) -> float:

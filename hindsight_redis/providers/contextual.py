@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -127,24 +127,58 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, DIMS), dtype=np.float32)
         tokenizer, session = self._load()
-        encodings = tokenizer.encode_batch(texts)
         out = np.empty((len(texts), DIMS), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), _BATCH):
-            chunk = order[start : start + _BATCH]
-            width = max(len(encodings[i].ids) for i in chunk)
-            ids = np.zeros((len(chunk), width), dtype=np.int64)
-            mask = np.zeros((len(chunk), width), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                n = len(encodings[i].ids)
-                ids[row, :n] = encodings[i].ids
-                mask[row, :n] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = session.run(None, feeds)[0]
-            summed = (hidden * mask[..., None]).sum(axis=1)
-            out[chunk] = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        for chunk, feeds in _batches(tokenizer, texts):
+            out[chunk] = _mean_pooled(session.run(None, feeds)[0], feeds["attention_mask"])
         return normalize_rows(out)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed ``texts`` in a worker thread (onnxruntime releases the GIL)."""
-        return await asyncio.to_thread(self.embed_sync, texts)
+        """Embed ``texts``; only the model runs in a worker thread.
+
+        onnxruntime releases the GIL while it runs, but the tokenizer and the
+        numpy steps around it hold it: done in a thread, each of those steps
+        waits for the event loop's thread to let go of the GIL (up to the
+        interpreter's 5 ms switch interval) when it is busy, say parsing the
+        first legs' replies of a search. They take microseconds, so they run
+        here; the model loads in a thread too (the first call).
+        """
+        texts = text_list(texts)
+        if not texts:
+            return np.zeros((0, DIMS), dtype=np.float32)
+        loaded = self._session_ready()
+        tokenizer, session = loaded if loaded is not None else await asyncio.to_thread(self._load)
+        out = np.empty((len(texts), DIMS), dtype=np.float32)
+        for chunk, feeds in _batches(tokenizer, texts):
+            hidden = (await asyncio.to_thread(session.run, None, feeds))[0]
+            out[chunk] = _mean_pooled(hidden, feeds["attention_mask"])
+        return normalize_rows(out)
+
+    def _session_ready(self) -> tuple[Any, Any] | None:
+        if self._session is None:
+            return None
+        return self._tokenizer, self._session
+
+
+def _batches(tokenizer: Any, texts: list[str]) -> Iterator[tuple[list[int], dict[str, Any]]]:
+    """(positions, model inputs) per batch: texts sorted by length, padded per batch."""
+    encodings = tokenizer.encode_batch(texts) if len(texts) > 1 else [tokenizer.encode(texts[0])]
+    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+    for start in range(0, len(order), _BATCH):
+        chunk = order[start : start + _BATCH]
+        width = max(len(encodings[i].ids) for i in chunk)
+        ids = np.zeros((len(chunk), width), dtype=np.int64)
+        mask = np.zeros((len(chunk), width), dtype=np.int64)
+        for row, i in enumerate(chunk):
+            n = len(encodings[i].ids)
+            ids[row, :n] = encodings[i].ids
+            mask[row, :n] = 1
+        yield (
+            chunk,
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
+
+
+def _mean_pooled(hidden: Any, mask: Any) -> Any:
+    """The mean of each text's token vectors (padding excluded)."""
+    summed = (hidden * mask[..., None]).sum(axis=1)
+    return summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)

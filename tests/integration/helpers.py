@@ -174,8 +174,12 @@ class IndexEnv:
         return Searcher(self.redis, self.keys, self.settings, self.embedder, self.info)
 
     async def search(self, query: str, **kwargs: Any) -> list[str]:
-        """Ids of the hits of ``Searcher.search``."""
-        return [h.id for h in await self.searcher.search(query, **kwargs)]
+        """Ids of the hits of ``Searcher.search`` (its hit counts sent before it returns)."""
+        searcher = self.searcher
+        try:
+            return [h.id for h in await searcher.search(query, **kwargs)]
+        finally:
+            await searcher.aclose()
 
 
 async def open_index_env(

@@ -135,11 +135,11 @@ async def test_a_broken_contextual_model_does_not_break_search(
     state = client._searcher
     assert state is not None and state.contextual is not None
 
-    def broken(texts: Sequence[str]) -> Any:
+    async def broken(texts: Sequence[str]) -> Any:
         raise EmbeddingError("model file unreadable")
 
     inner = state.contextual.inner  # type: ignore[attr-defined]
-    inner.embed_sync = broken
+    inner.embed = broken
     state.contextual.clear()  # type: ignore[attr-defined]
     hits = await client.search("who rotates the API keys", top_k=2)
     assert hits and hits[0].content == texts[0]

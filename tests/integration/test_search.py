@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from hindsight_redis.access import flush_access_log
+from hindsight_redis.access import HitCounter, flush_access_log
 from hindsight_redis.admin import list_conflicts
 from hindsight_redis.errors import EmbeddingMismatch, InvalidQuery
 from hindsight_redis.models import SearchFilters
@@ -253,6 +253,30 @@ async def test_access_counts_are_flushed_into_memories(env: Env) -> None:
     doc = await env.redis.hmget(env.keys.doc("tea"), ["access_count", "last_accessed_at"])
     assert doc == [b"3", b"5.000000"]
     assert await flush_access_log(env.redis, env.keys) == 0
+
+
+async def test_hit_counts_are_sent_in_the_background_and_coalesced(env: Env) -> None:
+    counter = HitCounter(env.redis, env.keys)
+    counter.count(["tea", "deploy"])
+    counter.count(["tea"])  # queued while the first round trip has not been sent
+    assert await env.redis.hlen(env.keys.access_log) == 0  # count() does not wait
+    await counter.drain()
+    assert await env.redis.hgetall(env.keys.access_log) == {b"tea": b"2", b"deploy": b"1"}
+    counter.count([])
+    await counter.drain()  # nothing pending: returns at once
+
+
+async def test_a_failed_hit_count_is_logged_and_the_search_keeps_its_answer(
+    env: Env, caplog: pytest.LogCaptureFixture
+) -> None:
+    await env.put("tea", CORPUS["tea"])
+    await env.indexed(1)
+    searcher = env.searcher
+    await env.redis.set(env.keys.access_log, "not a hash")  # every HINCRBY fails
+    assert [h.id for h in await searcher.search("green tea", top_k=1)] == ["tea"]
+    await searcher.aclose()
+    assert "could not count 1 search hits" in caplog.text
+    assert await env.redis.get(env.keys.access_log) == b"not a hash"
 
 
 async def test_flush_skips_deleted_memories(env: Env) -> None:
