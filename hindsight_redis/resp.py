@@ -35,6 +35,18 @@ def reply_map(reply: Any) -> dict[str, Any]:
     return {}
 
 
+# Field names of search rows, decoded once, not once per row (a schema has few).
+_FIELD_NAMES: dict[Any, str] = {}
+_MAX_FIELD_NAMES = 4096
+
+
+def _field_name(raw: Any) -> str:
+    name = as_text(raw)
+    if len(_FIELD_NAMES) < _MAX_FIELD_NAMES:
+        _FIELD_NAMES[raw] = name
+    return name
+
+
 @dataclass(frozen=True, slots=True)
 class SearchRow:
     """One document of an ``FT.SEARCH`` reply: its key, score (``WITHSCORES``) and fields."""
@@ -49,15 +61,16 @@ def search_rows(reply: Any, *, with_scores: bool = False) -> list[SearchRow]:
     rows: list[SearchRow] = []
     if isinstance(reply, Mapping):
         for item in reply_map(reply).get("results") or []:
-            entry = reply_map(item)
-            score = entry.get("score")
-            rows.append(
-                SearchRow(
-                    as_text(entry.get("id")),
-                    None if score is None else float(score),
-                    reply_map(entry.get("extra_attributes") or {}),
-                )
+            if b"id" in item:  # a decoding-off connection: bytes keys, read as they are
+                key, score, extra = item[b"id"], item.get(b"score"), item.get(b"extra_attributes")
+            else:
+                key, score, extra = item.get("id"), item.get("score"), item.get("extra_attributes")
+            fields = (
+                {_FIELD_NAMES.get(k) or _field_name(k): v for k, v in extra.items()}
+                if extra
+                else {}
             )
+            rows.append(SearchRow(as_text(key), None if score is None else float(score), fields))
         return rows
     items = list(reply[1:])
     step = 3 if with_scores else 2
