@@ -173,7 +173,7 @@ class Searcher:
             terms=[],
             context_task=None,
         )
-        window = time_boost.query_window(query, time.time())  # a date in the query
+        when = time_boost.time_query(query, time.time())  # a date in the query, a "when?"
         chinese = plan.chinese = bool(han_runs(query))
         if self._has_context_leg(mode) and not chinese:
             assert self.contextual is not None
@@ -203,14 +203,14 @@ class Searcher:
                     self._scores(legs, plan),
                     mode=mode,
                     blend=blend,
-                    top_k=time_boost.pool_size(top_k, window, plan.depth),
+                    top_k=time_boost.pool_size(top_k, when, plan.depth),
                     query_vector=plan.query_vector,
                     context_vector=self._context_vector(plan),
                 )
             finally:
                 if plan.context_task is not None and not plan.context_task.done():
                     plan.context_task.cancel()
-            hits = time_boost.boost(self._hits(ranked, legs), window, top_k)
+            hits = time_boost.boost(self._hits(ranked, legs), when, top_k)
         if record_access:
             self.hit_counter.count(hit.id for hit in hits)  # in the background
         self.term_stats.learn_later(self.redis, self.info.alias, plan.terms)

@@ -1,4 +1,4 @@
-"""A date in the query as a soft signal: hits that happened then rank higher.
+"""Time in the query as a soft signal: hits that happened then, or that say when, rank higher.
 
 Pure module: no I/O. When a query names a date or a relative time
 (``when.time_range``: "in May 2023", "on 8 May", "last week", "去年"), the hits
@@ -8,13 +8,19 @@ their fused score; the ``POOL`` best candidates per hit asked for are
 re-ranked so, then cut to ``top_k``. Hits without ``occurred_at`` keep their
 score. Measured on LoCoMo (benchmarks/README.md): the questions naming a date
 gain, the others are unchanged (no range, no change).
+
+When a query asks for a time ("when did…", "how long…": ``answer_type``),
+the candidates whose text tells one get ``ANSWER_WEIGHT``: the answer to a
+"when" is a memory that says when.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from hindsight_redis.answer_type import asks_time, tells_time
 from hindsight_redis.models import SearchHit
 from hindsight_redis.when import TimeRange, time_range
 
@@ -22,32 +28,54 @@ WEIGHT = 0.2
 """Added to the fused score (0..1) of a hit that happened in the query's time range."""
 SLACK_S = 7 * 86_400.0
 """How far outside the range a hit still counts as in it (seconds, each side)."""
+ANSWER_WEIGHT = 0.1
+"""Added to the fused score of a hit that tells a time, when the query asks for one."""
 POOL = 4
 """Candidates re-ranked per hit asked for."""
 
 
-def query_window(query: str, now: float) -> TimeRange | None:
-    """The time range ``query`` names (relative to ``now``), or None: nothing to boost."""
-    return time_range(query, now)
+@dataclass(frozen=True, slots=True)
+class TimeQuery:
+    """What a query says about time: the range it names, and whether it asks for a time."""
+
+    window: TimeRange | None
+    asks: bool
+
+    @property
+    def active(self) -> bool:
+        """Whether ``boost`` can change the order."""
+        return self.window is not None or self.asks
 
 
-def pool_size(top_k: int, window: TimeRange | None, depth: int) -> int:
-    """How many fused candidates to keep before ``boost``: ``top_k`` without a window."""
-    return top_k if window is None else max(top_k, min(depth, POOL * top_k))
+def time_query(query: str, now: float) -> TimeQuery:
+    """The time range ``query`` names (relative to ``now``) and whether it asks "when"."""
+    return TimeQuery(time_range(query, now), asks_time(query))
 
 
-def boost(hits: Sequence[SearchHit], window: TimeRange | None, top_k: int) -> list[SearchHit]:
-    """``hits`` re-ranked by the window (the in-range ones gain ``WEIGHT``), the first ``top_k``.
+def pool_size(top_k: int, query: TimeQuery, depth: int) -> int:
+    """How many fused candidates to keep before ``boost``: ``top_k`` when it changes nothing."""
+    return max(top_k, min(depth, POOL * top_k)) if query.active else top_k
+
+
+def boost(hits: Sequence[SearchHit], query: TimeQuery, top_k: int) -> list[SearchHit]:
+    """``hits`` re-ranked (the in-range ones gain ``WEIGHT``, the ones telling a time
+    ``ANSWER_WEIGHT`` when the query asks for one), the first ``top_k``.
 
     The boosted hits' ``fused`` score carries the gain, so scores stay in rank order.
     """
-    if window is None:
+    if not query.active:
         return list(hits[:top_k])
-    low, high = window.start - SLACK_S, window.end + SLACK_S
+    window = query.window
+    low = window.start - SLACK_S if window is not None else 0.0
+    high = window.end + SLACK_S if window is not None else 0.0
 
     def score(hit: SearchHit) -> float:
-        inside = hit.occurred_at is not None and low <= hit.occurred_at < high
-        return hit.fused + WEIGHT if inside else hit.fused
+        gain = 0.0
+        if window is not None and hit.occurred_at is not None and low <= hit.occurred_at < high:
+            gain += WEIGHT
+        if query.asks and tells_time(hit.content):
+            gain += ANSWER_WEIGHT
+        return hit.fused + gain
 
     ranked = sorted(hits, key=score, reverse=True)[:top_k]  # stable: ties keep their order
     return [dataclasses.replace(h, fused=score(h)) if score(h) != h.fused else h for h in ranked]

@@ -49,6 +49,10 @@ _NUMBERS = {
     "few": 3, "several": 3, "un": 1, "une": 1, "deux": 2, "trois": 3, "uno": 1, "una": 1,
     "dos": 2, "tres": 3, "einem": 1, "einer": 1, "zwei": 2, "drei": 3,
 }  # fmt: skip
+MONTH_NAMES = frozenset(_ALL_MONTHS)
+"""Month names and abbreviations (English, German, French, Spanish)."""
+NUMBER_WORDS = frozenset(_NUMBERS)
+"""Small counts written as words ("two", "a couple", "drei")."""
 # English words that are month names only when they read as dates ("May I", "march on").
 _AMBIGUOUS = frozenset({"may", "march", "mar"})
 _STRONG_CONTEXT = frozenset(

@@ -6,8 +6,9 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
+from hindsight_redis.answer_type import asks_time, tells_time
 from hindsight_redis.models import SearchHit
-from hindsight_redis.time_boost import WEIGHT, boost, pool_size, query_window
+from hindsight_redis.time_boost import ANSWER_WEIGHT, WEIGHT, boost, pool_size, time_query
 from hindsight_redis.when import parse_timestamp, time_range, time_ranges
 
 NOW = datetime(2024, 3, 14, 15, 0, tzinfo=UTC).timestamp()  # a Thursday
@@ -123,11 +124,69 @@ def test_hits_that_happened_in_the_query_range_rank_higher() -> None:
     may = datetime(2023, 5, 20, tzinfo=UTC).timestamp()
     hits = [_hit("best", 0.9, None), _hit("june", 0.85, may + 40 * 86400), _hit("may", 0.8, may)]
     hits.append(_hit("early_june", 0.1, may + 15 * 86400))  # within the slack after May
-    window = query_window("what did Alice do in May 2023?", NOW)
-    assert pool_size(2, window, depth=100) == 8 and pool_size(2, None, depth=100) == 2
+    window = time_query("what did Alice do in May 2023?", NOW)
+    plain = time_query("what did Alice do?", NOW)
+    assert pool_size(2, window, depth=100) == 8 and pool_size(2, plain, depth=100) == 2
     ranked = boost(hits, window, 3)
     assert [h.id for h in ranked] == ["may", "best", "june"]
     assert ranked[0].fused == pytest.approx(0.8 + WEIGHT) and ranked[1] is hits[0]
-    assert [h.id for h in boost(hits, query_window("what did Alice do?", NOW), 3)] == [
-        "best", "june", "may",
-    ]  # fmt: skip
+    assert [h.id for h in boost(hits, plain, 3)] == ["best", "june", "may"]
+
+
+def test_a_question_asking_when_prefers_hits_that_say_when() -> None:
+    hits = [
+        _hit("Melanie loves pottery and painting", 0.9, None),
+        _hit("Last Fri I finally took my kids to a pottery workshop", 0.85, None),
+        _hit("pottery is calming", 0.5, None),
+    ]
+    asks = time_query("When did Melanie go to the pottery workshop?", NOW)
+    assert asks.asks and asks.window is None and pool_size(2, asks, depth=100) == 8
+    ranked = boost(hits, asks, 2)
+    assert [h.fused for h in ranked] == [pytest.approx(0.85 + ANSWER_WEIGHT), 0.9]
+    assert boost(hits, time_query("What does Melanie make?", NOW), 2) == hits[:2]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When did Caroline go to the support group?", "How long has Melanie been painting?",
+        "What year did John move?", "Since when does the gateway fail?", "Wann war das Treffen?",
+        "Quand est-il parti ?", "¿Cuándo fue la reunión?", "他什么时候去的北京？", "你学了多久？",
+    ],
+)  # fmt: skip
+def test_questions_that_ask_for_a_time(question: str) -> None:
+    assert asks_time(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What does Melanie paint?",
+        "Who owns the billing dashboard?",
+        "Whenever is a word",
+        "他喜欢什么？",
+    ],
+)
+def test_questions_that_do_not(question: str) -> None:
+    assert not asks_time(question)
+
+
+@pytest.mark.parametrize(
+    ("text", "tells"),
+    [
+        ("Last Fri I finally took my kids to a pottery workshop", True),
+        ("that roadtrip this past weekend was insane!", True),
+        ("I've known these friends for 4 years, since I moved", True),
+        ("Seven years now, and I've finally found my real muses", True),
+        ("We went camping last summer", True),
+        ("The deploy failed two days ago", True),
+        ("I moved here in 2019", True),
+        ("Ich war gestern dort", True),
+        ("我去年去了北京", True),
+        ("Bob prefers espresso coffee after lunch", False),
+        ("Alice drinks green tea every morning before standup", False),
+        ("The billing service listens on port 8080", False),
+    ],
+)
+def test_texts_that_tell_a_time(text: str, tells: bool) -> None:
+    assert tells_time(text) is tells
