@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
 
 from hindsight_redis import time_boost
 from hindsight_redis.access import HitCounter
@@ -329,7 +328,7 @@ class Searcher:
                              also=(*_HIT_ONLY, info.vector_field)),
                 **NEVER_DECODE,
             )  # fmt: skip
-        except ResponseError as e:  # the alias moved to an index without the field
+        except Exception as e:  # mapped; a refusal: the alias moved to an index without the field
             self._raise_leg_error(e, contextual=True)
         return search_rows(reply)
 
