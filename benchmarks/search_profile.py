@@ -106,6 +106,9 @@ def instrument(searcher: Searcher, timings: Timings) -> None:
     searcher._context_query = _wrap(  # type: ignore[method-assign]
         timings, "waiting for the contextual query vector", searcher._context_query
     )
+    searcher._contextual_rows = _wrap(  # type: ignore[method-assign]
+        timings, "contextual leg after the first legs (wait + KNN)", searcher._contextual_rows
+    )
     searcher._scores = _wrap_sync(timings, "scores from rows", searcher._scores)  # type: ignore[method-assign]
     searcher._hits = _wrap_sync(timings, "hits from rows", searcher._hits)  # type: ignore[method-assign]
     searcher.hit_counter._send = _wrap(
@@ -116,7 +119,7 @@ def instrument(searcher: Searcher, timings: Timings) -> None:
 
     async def pipe_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
         legs = any(c[0][0] == "FT.SEARCH" for c in self.command_stack)
-        name = "the legs' pipeline round trip" if legs else "other pipelines"
+        name = "the first legs' pipeline round trip" if legs else "other pipelines"
         t0 = time.perf_counter()
         try:
             return await execute(self, *args, **kwargs)

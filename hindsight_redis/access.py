@@ -100,6 +100,7 @@ async def flush_access_log(
             done += await scripts.flush_access(
                 redis,
                 access_log=keys.access_log,
+                merge_log=keys.merge_log,
                 memories=[keys.doc(memory_id) for memory_id in chunk],
                 now=stamp,
                 ids=chunk,

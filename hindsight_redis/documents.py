@@ -52,6 +52,13 @@ def split_tags(value: str) -> tuple[str, ...]:
     return tuple(t for t in value.split(TAG_SEPARATOR) if t)
 
 
+def with_merged_sources(stored: Any, pending: Any) -> str:
+    """A memory's ``sources`` with those of the writes merged into it since the last fold
+    of the merge log (``Keys.merge_log``), each once, in order."""
+    both = (*split_tags(as_text(stored)), *split_tags(as_text(pending)))
+    return join_tags(list(dict.fromkeys(both)))
+
+
 def detect_language(text: str) -> str:
     """The RediSearch language of a text: ``chinese`` when it has Han characters.
 

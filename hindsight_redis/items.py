@@ -19,6 +19,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from hindsight_redis import scripts
+from hindsight_redis.documents import split_tags, with_merged_sources
 from hindsight_redis.errors import redis_errors
 from hindsight_redis.keys import Keys
 from hindsight_redis.resp import as_text
@@ -155,8 +156,10 @@ class ItemStore:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for memory_id in memory_ids:
                     pipe.hget(self.keys.doc(memory_id), "sources")
+                    pipe.hget(self.keys.merge_log, memory_id)  # merged in, not folded yet
                 rows = await pipe.execute()
-        return [tuple(s for s in as_text(row).split("|") if s) for row in rows]
+        pairs = zip(rows[::2], rows[1::2], strict=True)
+        return [split_tags(with_merged_sources(stored, pending)) for stored, pending in pairs]
 
     async def retarget(self, digest: str, expected: str, memory_id: str) -> bool:
         """Point an item at ``memory_id`` unless its memory is no longer ``expected``."""

@@ -122,6 +122,12 @@ class Keys:
         """Hash of pending access-count increments, flushed in batches."""
         return f"{self.base}:access"
 
+    @property
+    def merge_log(self) -> str:
+        """Hash of the sources of writes merged into a memory, folded into its hash with
+        the access log (a write to the memory's hash re-indexes it)."""
+        return f"{self.base}:merges"
+
     def refine_claim(self, memory_id: str) -> str:
         """Short-lived claim of a memory by one refiner (expires on its own)."""
         return f"{self.base}:refining:{memory_id}"

@@ -10,7 +10,12 @@ from __future__ import annotations
 from redis.asyncio import Redis
 
 from hindsight_redis.codec import decode_outcome
-from hindsight_redis.documents import RECORD_FIELDS, record_from_fields, record_from_outcome
+from hindsight_redis.documents import (
+    RECORD_FIELDS,
+    record_from_fields,
+    record_from_outcome,
+    with_merged_sources,
+)
 from hindsight_redis.errors import redis_errors
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryRecord
@@ -22,9 +27,14 @@ async def read_record(
 ) -> MemoryRecord | None:
     """The memory or outcome with this id, or None; ``viewer`` None sees everything."""
     with redis_errors("read the memory"):
-        values = await redis.hmget(keys.doc(memory_id), list(RECORD_FIELDS))
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.hmget(keys.doc(memory_id), list(RECORD_FIELDS))
+            pipe.hget(keys.merge_log, memory_id)  # sources merged in, not folded yet
+            values, merged = await pipe.execute()
         if any(v is not None for v in values):
             fields = dict(zip(RECORD_FIELDS, values, strict=True))
+            if merged is not None:
+                fields["sources"] = with_merged_sources(fields.get("sources"), merged)
             if viewer is not None and not readable_by(fields, viewer):
                 return None
             return record_from_fields(memory_id, fields)

@@ -166,6 +166,8 @@ class Committer:
             errors=keys.errors,
             recent_drops=keys.recent_drops,
             index_meta=keys.index_meta,
+            access_log=keys.access_log,
+            merge_log=keys.merge_log,
             memories=memory_keys,
             group=keys.group,
             outcome_ttl_s=self.outcome_ttl_s,

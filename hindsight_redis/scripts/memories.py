@@ -33,12 +33,29 @@ async def refine(
 
 @redis_script
 async def flush_access(
-    redis: Redis, *, access_log: Key, memories: KeyList, now: Arg[str], ids: ArgList
+    redis: Redis,
+    *,
+    access_log: Key,
+    merge_log: Key,
+    memories: KeyList,
+    now: Arg[str],
+    ids: ArgList,
 ) -> int:
     """
     -- Fold the pending hit counts of some memories (ids, with their hashes in
-    -- memories) into access_count / last_accessed_at; memories deleted since are
+    -- memories) into access_count / last_accessed_at, and the sources of the writes
+    -- merged into them (merge_log) into sources; memories deleted since are
     -- skipped. -> how many log entries were folded in
+    local function add_sources(list, more)
+      for part in string.gmatch(more, '[^|]+') do
+        local found = false
+        for have in string.gmatch(list, '[^|]+') do
+          if have == part then found = true; break end
+        end
+        if not found then list = (list == '' and part) or (list .. '|' .. part) end
+      end
+      return list
+    end
     local done = 0
     for i = memories_first, #KEYS do
       local id = ARGV[ids_first + i - memories_first]
@@ -46,11 +63,18 @@ async def flush_access(
       if hits then
         if redis.call('EXISTS', KEYS[i]) == 1 then
           -- one HSET, so the memory is re-indexed once
-          local count = tonumber(redis.call('HGET', KEYS[i], 'access_count') or '0')
-          redis.call('HSET', KEYS[i], 'access_count', count + tonumber(hits),
-                     'last_accessed_at', now)
+          local old = redis.call('HMGET', KEYS[i], 'access_count', 'sources')
+          local merged = redis.call('HGET', merge_log, id)
+          local fields = {'access_count', tonumber(old[1] or '0') + tonumber(hits),
+                          'last_accessed_at', now}
+          if merged then
+            table.insert(fields, 'sources')
+            table.insert(fields, add_sources(old[2] or '', merged))
+          end
+          redis.call('HSET', KEYS[i], unpack(fields))
         end
         redis.call('HDEL', access_log, id)
+        redis.call('HDEL', merge_log, id)
         done = done + 1
       end
     end

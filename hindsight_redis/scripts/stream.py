@@ -70,6 +70,8 @@ async def commit(
     errors: Key,
     recent_drops: Key,
     index_meta: Key,
+    access_log: Key,
+    merge_log: Key,
     memories: KeyList,
     group: Arg[str],
     outcome_ttl_s: Arg[int],
@@ -83,8 +85,9 @@ async def commit(
     -- (a candidate may merge into an earlier one of the same call).
     -- batch: msgpack array, per candidate {entry_id, op, outcome, notify, memory_id, source,
     -- fields, conflicts, counters}; op: index (fields: the doc's field/value pairs) | merge
-    -- (into target) | drop. memories: per candidate its outcome key, target (the memory
-    -- written or merged into), notify list and content claim, then the keys of the
+    -- (into target: counted in access_log, its source pending in merge_log) | drop.
+    -- memories: per candidate its outcome key, target (the memory written or merged
+    -- into), notify list and content claim, then the keys of the
     -- `conflicts` memories the new one contradicts. generation: the index generation the
     -- worker embedded for.
     -- -> per candidate: 1 committed, 0 already committed (only acked), -1 merge target
@@ -137,10 +140,14 @@ async def commit(
         if redis.call('EXISTS', target) == 0 then
           result = -1
         else
-          -- one HSET, so the memory is re-indexed once
-          local old = redis.call('HMGET', target, 'sources', 'access_count')
-          redis.call('HSET', target, 'sources', append_unique(old[1] or '', item[6]),
-                     'last_accessed_at', now, 'access_count', tonumber(old[2] or '0') + 1)
+          -- Logged, not written: a write to the hash re-indexes the memory (both vectors
+          -- too), so the access log's fold writes it once for all its merges and hits.
+          local into = string.sub(target, #doc_prefix + 1)
+          redis.call('HINCRBY', access_log, into, 1)
+          if item[6] ~= '' then
+            local pending = redis.call('HGET', merge_log, into) or ''
+            redis.call('HSET', merge_log, into, append_unique(pending, item[6]))
+          end
         end
       else
         redis.call('XADD', recent_drops, 'MAXLEN', '~', '1000', '*', 'o', outcome)

@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Backpressure, InvalidMemory, Settings, Worker
 from hindsight_redis.codec import EVENT_FIELD
@@ -331,6 +332,47 @@ async def test_a_merged_write_keeps_its_writer_and_time(
     assert record is not None and record.status == "merged" and record.merged_into
     assert (record.agent_id, record.session_id, record.source) == ("coder", "s-9", "chat#3")
     assert record.created_at > 0
+
+
+async def test_merges_are_logged_and_folded_into_the_memory_once(
+    client: AsyncMemoryClient, drain: Drain, redis: Redis
+) -> None:
+    first = await client.write(FACT, source="chat#1")
+    await drain()
+    key = client.keys.doc(first.id)
+    old = (await redis.config_get("notify-keyspace-events"))["notify-keyspace-events"]
+    await redis.config_set("notify-keyspace-events", "Kh")
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(f"__keyspace@0__:{key}")
+    assert (await pubsub.get_message(timeout=5))["type"] == "subscribe"  # type: ignore[index]
+    try:
+        for n, source in ((1, "chat#2"), (2, "chat#3"), (3, "chat#2")):  # chat#2: listed once
+            await client.write(FACT + "!" * n, source=source)
+        report = await drain()  # three merges, then the worker folds the logs
+        writes = 0
+        while await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2):
+            writes += 1
+    finally:
+        await pubsub.aclose()
+        await redis.config_set("notify-keyspace-events", old)
+    assert report.merged == 3
+    assert writes == 1  # one write (one re-index) for the three merges, not one each
+    folded = await redis.hmget(key, ["sources", "access_count"])
+    assert folded == [b"chat#1|chat#2|chat#3", b"3"]
+    assert not await redis.exists(client.keys.merge_log, client.keys.access_log)
+    record = await client.get(first.id)
+    assert record is not None and record.sources == ("chat#1", "chat#2", "chat#3")
+
+
+async def test_a_memory_shows_the_sources_merged_into_it_before_the_fold(
+    client: AsyncMemoryClient, drain: Drain, redis: Redis
+) -> None:
+    first = await client.write(FACT, source="chat#1")
+    await drain()
+    await redis.hset(client.keys.merge_log, first.id, "chat#2|chat#1")  # pending, unfolded
+    record = await client.get(first.id)
+    assert record is not None and record.sources == ("chat#1", "chat#2")
+    assert await redis.hget(client.keys.doc(first.id), "sources") == b"chat#1"
 
 
 async def test_a_changed_weekday_is_flagged_not_merged(
