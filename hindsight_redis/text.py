@@ -119,3 +119,24 @@ def text_problem(text: str, *, controls: bool = True) -> str | None:
             if ch < " " or ch == "\x7f":
                 return f"holds a control character (U+{ord(ch):04X} at {i})"
     return None
+
+
+def one_word_swapped(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """The same topic words in the same order but one, replaced by another word
+    ("commutes to work by bus" -> "... by car"): the statement changed its object.
+
+    Reworded sentences (other words, another order: "moved" / "relocated to") are
+    left to the other kinds; an inflection ("deploy" / "deployed") is no change;
+    fewer than four topic words ("Frank likes the office" / "enjoys") say too
+    little to tell a new object from a synonym. English words only.
+    """
+    if len(a) != len(b) or len(a) < 4:  # shorter: too little context to tell
+        return False
+    swapped = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+    if len(swapped) != 1:
+        return False
+    x, y = swapped[0]
+    if has_han(x) or has_han(y):  # one character of a Chinese word, not a word
+        return False
+    shared = next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), len(x))
+    return min(shared, len(y)) < min(4, len(x), len(y))

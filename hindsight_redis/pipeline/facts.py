@@ -6,8 +6,9 @@ months, relative days (today, 明天), names of people and places, and
 negation; the rest are its topic words. ``disagree`` says why two texts
 about the same thing cannot both hold: a value of one kind in each text that
 the other lacks (a substitution: Tuesday -> Thursday, Bob Smith -> Carol
-Jones, 北京 -> 上海), or a negation flip. A value only added (more detail) is
-not a disagreement. English and Chinese.
+Jones, 北京 -> 上海), a negation flip, or one topic word swapped for another
+in the same sentence ("by bus" -> "by car"). A value only added (more
+detail) is not a disagreement. English and Chinese.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 from hindsight_redis.pipeline.rules import strip_speaker_label
 from hindsight_redis.schema import stopword_set
-from hindsight_redis.text import HAN_CLASS, has_han
+from hindsight_redis.text import HAN_CLASS, has_han, one_word_swapped
 
 KINDS = ("number", "time", "weekday", "month", "day", "name")
 
@@ -142,6 +143,7 @@ class Facts:
     values: dict[str, frozenset[str]] = field(default_factory=dict)
     words: frozenset[str] = frozenset()
     negated: frozenset[str] = frozenset()
+    sequence: tuple[str, ...] = ()  # the topic words in text order
 
 
 def _zh_number(token: str) -> int:
@@ -355,13 +357,15 @@ def facts_of(text: str) -> Facts:
         return word.lower()
 
     reader.take(_PROPER, "name", name)
-    words = {
+    sequence = tuple(
         word[:-1] if len(word) > 3 and word.endswith("s") else word  # _stem, inlined
         for word in _WORD.findall(reader.text.lower())
         if word not in stop and word not in _AUXILIARIES and word not in _ZH_FUNCTION
-    }
+    )
     values = {kind: frozenset(found) for kind, found in reader.values.items() if found}
-    return Facts(values=values, words=frozenset(words), negated=frozenset(negated))
+    return Facts(
+        values=values, words=frozenset(sequence), negated=frozenset(negated), sequence=sequence
+    )
 
 
 def same_topic(a: Facts, b: Facts, *, min_overlap: float = 0.4) -> bool:
@@ -400,6 +404,8 @@ def disagree(a: Facts, b: Facts) -> list[str]:
             only_theirs = frozenset(v for v in only_theirs if v not in a.words)
         if only_mine and only_theirs:
             found.append(kind)
+    if one_word_swapped(a.sequence, b.sequence):
+        found.append("word")
     return found
 
 

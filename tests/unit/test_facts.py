@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_redis.pipeline.facts import contradiction, facts_of, may_share_topic
+from hindsight_redis.pipeline.facts import contradiction, disagree, facts_of, may_share_topic
 
 PAIRS = [
     json.loads(line)
@@ -73,3 +73,35 @@ def test_the_cheap_first_look_never_rejects_a_labelled_contradiction() -> None:
     for pair in PAIRS:
         if pair["label"] == "contradiction":
             assert may_share_topic(pair["new"], pair["old"]), pair
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I commute to work by bus every day", "I commute to work by car every day"),
+        ("Bob prefers espresso coffee after lunch", "Bob prefers espresso coffee after dinner"),
+        (
+            "Melanie loves painting sunsets at the lake",
+            "Melanie loves painting sunrises at the lake",
+        ),
+    ],
+)
+def test_one_word_swapped_is_a_changed_fact(old: str, new: str) -> None:
+    assert disagree(facts_of(new), facts_of(old)) == ["word"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "The billing deploy failed on the gateway",
+            "The billing deployment failed on the gateway",
+        ),
+        ("The service runs on port 8080", "The services run on port 8080"),
+        ("Alice drinks green tea every morning", "Alice drinks green tea every morning at home"),
+        ("I went to the support group yesterday", "I went to a support group yesterday!"),
+        ("commute by bus", "commute by car"),  # too little left in common to tell
+    ],
+)
+def test_inflections_additions_and_short_texts_are_not(old: str, new: str) -> None:
+    assert "word" not in disagree(facts_of(new), facts_of(old))
