@@ -172,7 +172,7 @@ class Searcher:
             terms=[],
             context_task=None,
         )
-        when = time_boost.time_query(query, time.time())  # a date in the query, a "when?"
+        when = time_boost.configured(query, time.time(), self.settings)  # dates, a "when?"
         chinese = plan.chinese = bool(han_runs(query))
         if self._has_context_leg(mode) and not chinese:
             assert self.contextual is not None

@@ -185,6 +185,18 @@ class Settings(BaseSettings):
     search_candidates: int = Field(
         30, gt=0, le=1000, description="Candidates per search leg (at least 4 x top_k)."
     )
+    search_date_weight: float = Field(
+        0.2, ge=0.0, le=1.0, description="Gain of hits that happened when the query says (0: off)."
+    )
+    search_date_slack_days: float = Field(
+        7.0, ge=0.0, le=3650.0, description="How far outside the query's dates a hit still gains."
+    )
+    search_time_answer_weight: float = Field(
+        0.1,
+        ge=0.0,
+        le=1.0,
+        description='Gain of hits telling a time, for "when" questions (0: off).',
+    )
     search_gc_tune: bool = Field(
         True, description="Make the search module's GC run every 2 s at connect time."
     )

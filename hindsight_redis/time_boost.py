@@ -22,34 +22,65 @@ from dataclasses import dataclass
 
 from hindsight_redis.answer_type import asks_time, tells_time
 from hindsight_redis.models import SearchHit
+from hindsight_redis.settings import Settings
 from hindsight_redis.when import TimeRange, time_range
 
 WEIGHT = 0.2
-"""Added to the fused score (0..1) of a hit that happened in the query's time range."""
+"""Added to the fused score (0..1) of a hit that happened in the query's time range
+(the default of ``search_date_weight``)."""
 SLACK_S = 7 * 86_400.0
-"""How far outside the range a hit still counts as in it (seconds, each side)."""
+"""How far outside the range a hit still counts as in it (seconds, each side; the
+default of ``search_date_slack_days``)."""
 ANSWER_WEIGHT = 0.1
-"""Added to the fused score of a hit that tells a time, when the query asks for one."""
+"""Added to the fused score of a hit that tells a time, when the query asks for one
+(the default of ``search_time_answer_weight``)."""
 POOL = 4
 """Candidates re-ranked per hit asked for."""
 
 
 @dataclass(frozen=True, slots=True)
 class TimeQuery:
-    """What a query says about time: the range it names, and whether it asks for a time."""
+    """What a query says about time (the range it names, whether it asks for a time)
+    and what each signal adds to a hit's fused score."""
 
     window: TimeRange | None
     asks: bool
+    weight: float = WEIGHT
+    slack_s: float = SLACK_S
+    answer_weight: float = ANSWER_WEIGHT
 
     @property
     def active(self) -> bool:
         """Whether ``boost`` can change the order."""
-        return self.window is not None or self.asks
+        return (self.window is not None and self.weight > 0) or (
+            self.asks and self.answer_weight > 0
+        )
 
 
-def time_query(query: str, now: float) -> TimeQuery:
+def time_query(
+    query: str,
+    now: float,
+    *,
+    weight: float = WEIGHT,
+    slack_s: float = SLACK_S,
+    answer_weight: float = ANSWER_WEIGHT,
+) -> TimeQuery:
     """The time range ``query`` names (relative to ``now``) and whether it asks "when"."""
-    return TimeQuery(time_range(query, now), asks_time(query))
+    window = time_range(query, now) if weight > 0 else None
+    asks = answer_weight > 0 and asks_time(query)
+    return TimeQuery(window, asks, weight, slack_s, answer_weight)
+
+
+def configured(query: str, now: float, settings: Settings) -> TimeQuery:
+    """``time_query`` with the weights and slack of ``settings`` (``search_date_*``,
+    ``search_time_answer_weight``)."""
+    return time_query(
+        query,
+        now,
+        weight=settings.search_date_weight,
+        slack_s=settings.search_date_slack_days * 86_400.0,
+        answer_weight=settings.search_time_answer_weight,
+    )
 
 
 def pool_size(top_k: int, query: TimeQuery, depth: int) -> int:
@@ -58,23 +89,23 @@ def pool_size(top_k: int, query: TimeQuery, depth: int) -> int:
 
 
 def boost(hits: Sequence[SearchHit], query: TimeQuery, top_k: int) -> list[SearchHit]:
-    """``hits`` re-ranked (the in-range ones gain ``WEIGHT``, the ones telling a time
-    ``ANSWER_WEIGHT`` when the query asks for one), the first ``top_k``.
+    """``hits`` re-ranked (the in-range ones gain ``query.weight``, the ones telling a
+    time ``query.answer_weight`` when the query asks for one), the first ``top_k``.
 
     The boosted hits' ``fused`` score carries the gain, so scores stay in rank order.
     """
     if not query.active:
         return list(hits[:top_k])
     window = query.window
-    low = window.start - SLACK_S if window is not None else 0.0
-    high = window.end + SLACK_S if window is not None else 0.0
+    low = window.start - query.slack_s if window is not None else 0.0
+    high = window.end + query.slack_s if window is not None else 0.0
 
     def score(hit: SearchHit) -> float:
         gain = 0.0
         if window is not None and hit.occurred_at is not None and low <= hit.occurred_at < high:
-            gain += WEIGHT
+            gain += query.weight
         if query.asks and tells_time(hit.content):
-            gain += ANSWER_WEIGHT
+            gain += query.answer_weight
         return hit.fused + gain
 
     ranked = sorted(hits, key=score, reverse=True)[:top_k]  # stable: ties keep their order

@@ -8,7 +8,15 @@ import pytest
 
 from hindsight_redis.answer_type import asks_time, tells_time
 from hindsight_redis.models import SearchHit
-from hindsight_redis.time_boost import ANSWER_WEIGHT, WEIGHT, boost, pool_size, time_query
+from hindsight_redis.settings import Settings
+from hindsight_redis.time_boost import (
+    ANSWER_WEIGHT,
+    WEIGHT,
+    boost,
+    configured,
+    pool_size,
+    time_query,
+)
 from hindsight_redis.when import parse_timestamp, time_range, time_ranges
 
 NOW = datetime(2024, 3, 14, 15, 0, tzinfo=UTC).timestamp()  # a Thursday
@@ -190,3 +198,18 @@ def test_questions_that_do_not(question: str) -> None:
 )
 def test_texts_that_tell_a_time(text: str, tells: bool) -> None:
     assert tells_time(text) is tells
+
+
+def test_the_time_signals_follow_their_settings() -> None:
+    may = datetime(2023, 5, 20, tzinfo=UTC).timestamp()
+    hits = [_hit("Bob loves pottery", 0.9, None), _hit("Last Fri I made pottery", 0.85, may)]
+    question = "When did Bob make pottery in May 2023?"
+    on = configured(question, NOW, Settings())
+    assert on.window is not None and on.asks
+    assert boost(hits, on, 1)[0].fused == pytest.approx(0.85 + WEIGHT + ANSWER_WEIGHT)
+    off = configured(question, NOW, Settings(search_date_weight=0, search_time_answer_weight=0))
+    assert not off.active and boost(hits, off, 1) == hits[:1]
+    narrow = configured("what did Bob do in April 2023?", NOW, Settings(search_date_slack_days=0))
+    assert boost(hits, narrow, 1) == hits[:1]  # 20 May is outside April
+    wide = configured("what did Bob do in April 2023?", NOW, Settings(search_date_slack_days=30))
+    assert boost(hits, wide, 1)[0].id == hits[1].id  # within 30 days after April
