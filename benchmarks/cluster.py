@@ -47,22 +47,12 @@ from hindsight_redis.server import get_profile
 from hindsight_redis.server.local_cluster import LocalCluster
 
 from common import embedded_redis, locomo_turns, percentile
+from ingest import e2e_texts
 from search_latency import LocomoCorpus, ingest
 
 NAMESPACES = 6
 WORKERS = 2
 CONCURRENT_SEARCHES = 4
-
-
-def _texts(count: int) -> list[str]:
-    """ingest.py's texts: the LoCoMo turns, repeats with a word suffix."""
-    base = locomo_turns()
-    words = ["alpha", "bravo", "delta", "echo", "kilo", "lima", "oscar", "tango"]
-    return [
-        base[n % len(base)]
-        + "".join(f" {words[(n // len(base) + k) % 8]}" for k in range(n // len(base)))
-        for n in range(count)
-    ]
 
 
 def _settings(url: str) -> Settings:
@@ -186,7 +176,7 @@ async def main() -> None:
     writes = args.writes or (3_000 if args.quick else 12_000)
     searches = args.searches or (200 if args.quick else 800)
     stored = args.capacity or (5_000 if args.quick else 50_000)
-    texts = _texts(writes)
+    texts = e2e_texts(writes)
     rows = []
     with embedded_redis() as url:
         rows.append(("one server", await run_setup(url, 0, texts, searches)))

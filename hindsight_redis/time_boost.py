@@ -108,5 +108,6 @@ def boost(hits: Sequence[SearchHit], query: TimeQuery, top_k: int) -> list[Searc
             gain += query.answer_weight
         return hit.fused + gain
 
-    ranked = sorted(hits, key=score, reverse=True)[:top_k]  # stable: ties keep their order
-    return [dataclasses.replace(h, fused=score(h)) if score(h) != h.fused else h for h in ranked]
+    scored = [(score(h), h) for h in hits]  # once each: tells_time is a regex search
+    scored.sort(key=lambda pair: pair[0], reverse=True)  # stable: ties keep their order
+    return [h if s == h.fused else dataclasses.replace(h, fused=s) for s, h in scored[:top_k]]

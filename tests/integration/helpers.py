@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,6 +180,32 @@ class IndexEnv:
             return [h.id for h in await searcher.search(query, **kwargs)]
         finally:
             await searcher.aclose()
+
+
+@dataclass
+class HashWrites:
+    """How many times a hash was written (``hash_writes``), known once the block ends."""
+
+    count: int = 0
+
+
+@contextlib.asynccontextmanager
+async def hash_writes(redis: Redis, key: str) -> AsyncIterator[HashWrites]:
+    """Count the writes to the hash ``key`` made inside the block (keyspace events)."""
+    old = (await redis.config_get("notify-keyspace-events"))["notify-keyspace-events"]
+    await redis.config_set("notify-keyspace-events", "Kh")
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(f"__keyspace@0__:{key}")
+    assert (await pubsub.get_message(timeout=5))["type"] == "subscribe"  # type: ignore[index]
+    writes = HashWrites()
+    try:
+        yield writes
+        while await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2):
+            writes.count += 1
+    finally:
+        await pubsub.unsubscribe()
+        await pubsub.aclose()
+        await redis.config_set("notify-keyspace-events", old)
 
 
 async def open_index_env(

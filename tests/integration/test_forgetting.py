@@ -18,7 +18,7 @@ from hindsight_redis.errors import MemoryProtected, NotFound, SweepBusy
 from hindsight_redis.lifecycle import SweepLease, apply_sweep, plan_sweep
 from hindsight_redis.retention import RetentionPolicy
 from tests.conftest import Drain
-from tests.integration.helpers import wait_for
+from tests.integration.helpers import hash_writes, wait_for
 
 DAY = 86_400.0
 HERE = Path(__file__).parent
@@ -313,25 +313,12 @@ async def test_searches_cost_a_bounded_number_of_writes_to_a_hot_memory(
     from hindsight_redis.access import flush_access_log
 
     [hot] = await seed(client, drain, facts(1))
-    key = client.keys.doc(hot)
-    old = (await redis.config_get("notify-keyspace-events"))["notify-keyspace-events"]
-    await redis.config_set("notify-keyspace-events", "Kh")
-    pubsub = redis.pubsub()
-    await pubsub.subscribe(f"__keyspace@0__:{key}")
-    assert (await pubsub.get_message(timeout=5))["type"] == "subscribe"  # type: ignore[index]
-    try:
+    async with hash_writes(redis, client.keys.doc(hot)) as writes:
         for n in range(1000):
             hits = await client.search("billing service port", top_k=1)
             assert hits and hits[0].id == hot
             if n % 250 == 249:
                 await flush_access_log(redis, client.keys)  # what a worker does every 5 s
-        events = 0
-        while await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2):
-            events += 1
-    finally:
-        await pubsub.unsubscribe()
-        await pubsub.aclose()
-        await redis.config_set("notify-keyspace-events", old)
-    assert events == 4  # one write per fold, not one per search
+    assert writes.count == 4  # one write per fold, not one per search
     record = await client.get(hot)
     assert record is not None and record.access_count == 1000

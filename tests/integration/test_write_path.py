@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 from hindsight_redis import AsyncMemoryClient, Backpressure, InvalidMemory, Settings, Worker
 from hindsight_redis.codec import EVENT_FIELD
 from tests.conftest import Drain
-from tests.integration.helpers import FailOn, Slow
+from tests.integration.helpers import FailOn, Slow, hash_writes
 
 FACT = (
     "The billing-service-v2 deploy on 2026-03-02 failed with ERR_CONN_RESET, rolled back by Alice"
@@ -340,23 +340,12 @@ async def test_merges_are_logged_and_folded_into_the_memory_once(
     first = await client.write(FACT, source="chat#1")
     await drain()
     key = client.keys.doc(first.id)
-    old = (await redis.config_get("notify-keyspace-events"))["notify-keyspace-events"]
-    await redis.config_set("notify-keyspace-events", "Kh")
-    pubsub = redis.pubsub()
-    await pubsub.subscribe(f"__keyspace@0__:{key}")
-    assert (await pubsub.get_message(timeout=5))["type"] == "subscribe"  # type: ignore[index]
-    try:
+    async with hash_writes(redis, key) as writes:
         for n, source in ((1, "chat#2"), (2, "chat#3"), (3, "chat#2")):  # chat#2: listed once
             await client.write(FACT + "!" * n, source=source)
         report = await drain()  # three merges, then the worker folds the logs
-        writes = 0
-        while await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2):
-            writes += 1
-    finally:
-        await pubsub.aclose()
-        await redis.config_set("notify-keyspace-events", old)
     assert report.merged == 3
-    assert writes == 1  # one write (one re-index) for the three merges, not one each
+    assert writes.count == 1  # one write (one re-index) for the three merges, not one each
     folded = await redis.hmget(key, ["sources", "access_count"])
     assert folded == [b"chat#1|chat#2|chat#3", b"3"]
     assert not await redis.exists(client.keys.merge_log, client.keys.access_log)
