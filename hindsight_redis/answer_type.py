@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-from hindsight_redis.when import MONTH_NAMES, NUMBER_WORDS  # one vocabulary of dates
+from hindsight_redis.text import has_han
+from hindsight_redis.when import MONTH_NAMES, NUMBER_WORDS, RELATIVE_PHRASES  # one vocabulary
 
 _QUESTION = re.compile(
     r"(?:^|[\s,;:(\"'¿¡])(?:"
@@ -42,9 +43,13 @@ _COUNT = (
     + ")"
 )
 _MONTH_NAMES = "|".join(sorted(map(re.escape, MONTH_NAMES), key=len, reverse=True))
+# when.py's fixed phrases (all its languages), and what only a text that tells needs
+_PHRASES = "|".join(
+    sorted((re.escape(p) for p in RELATIVE_PHRASES if not has_han(p)), key=len, reverse=True)
+)
+_HAN_PHRASES = "|".join(sorted((p for p in RELATIVE_PHRASES if has_han(p)), key=len, reverse=True))
 _TIME = re.compile(
-    r"(?<![\w'-])(?:"
-    r"yesterday|today|tonight|tomorrow|this (?:morning|afternoon|evening)|last night|"
+    r"(?<![\w'-])(?:" + _PHRASES + r"|tomorrow|this (?:afternoon|evening)|"
     r"(?:last|this past|past|this|next|previous|earlier this|later this) "
     r"(?:" + _WEEKDAYS + r"|week|weekend|month|year|summer|winter|spring|fall|autumn|"
     r"semester|season|night|time)|"
@@ -61,15 +66,12 @@ _TIME = re.compile(
     + r")|"
     r"(?:19|20)\d{2}|"
     r"(?:the other|one) day|recently|lately|a while (?:ago|back)|"
-    r"gestern|heute|vorgestern|letzte woche|letztes jahr|letzten monat|"
-    r"vor \w+ (?:tagen|wochen|monaten|jahren)|"
-    r"hier soir|aujourd'hui|la semaine dernière|le mois dernier|l'année dernière|il y a|"
-    r"ayer|hoy|la semana pasada|el mes pasado|el año pasado|hace \w+"
+    r"vor \w+ (?:tagen|wochen|monaten|jahren)|hier soir|il y a|hace \w+"
     r")(?![\w-])",
     re.IGNORECASE,
 )
 _HAN_TIME = re.compile(
-    r"昨天|前天|今天|昨晚|今晚|明天|上周|上星期|上个?月|去年|前年|今年|"
+    _HAN_PHRASES + r"|明天|"
     r"[〇零一二两三四五六七八九十\d]+(?:年|个月|周|天|小时)(?:前|以来)?|星期[一二三四五六日天]|周[一二三四五六日]"
 )
 

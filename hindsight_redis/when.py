@@ -103,6 +103,8 @@ _PHRASES = {
     "本月": ("month", 0), "这个月": ("month", 0), "去年": ("year", -1), "前年": ("year", -2),
     "今年": ("year", 0),
 }  # fmt: skip
+RELATIVE_PHRASES = frozenset(_PHRASES)
+"""Fixed relative times ("yesterday", "last week", "gestern", "去年"...), lower case."""
 # Word edges (a Han phrase needs none); a possessive "'s" may follow ("yesterday's").
 _B, _E = r"(?<![\w'-])", r"(?![\w-])(?!'(?!s\b))"
 _HAN_NUM = "[〇零一二两三四五六七八九十]+"
