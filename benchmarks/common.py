@@ -97,10 +97,8 @@ def queue_memory(
     pipe: Any,
     keys: Any,
     info: Any,
-    model_id: str,
     event: Any,
     vector: Any,
-    now: float,
     context_vector: Any = None,
     extra: dict[str, str] | None = None,
 ) -> None:
@@ -117,8 +115,6 @@ def queue_memory(
         Candidate("0-0", event, event.content, embedding=vector),
         vector_field=info.vector_field,
         vector_datatype=info.datatype,
-        embedding_model=model_id,
-        now=now,
     )
     if context_vector is not None:
         from hindsight_redis.providers.vectors import vector_bytes

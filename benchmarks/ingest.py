@@ -175,8 +175,6 @@ async def raw_index_rate(url: str, texts: list[str], embedder: str) -> float:
             candidate,
             vector_field=info.vector_field,
             vector_datatype=info.datatype,
-            embedding_model=model.model_id,
-            now=time.time(),
             contextual=info.has_context,
         )
         docs.append((keys.doc(event.event_id), doc))

@@ -56,7 +56,7 @@ async def stages(url: str, count: int) -> None:
     built = await build_pipeline(redis, keys, settings, shared)
     committer = Committer(
         redis, keys, vector_field=built.vector_field, vector_datatype=built.vector_datatype,
-        embedding_model=built.embedding_model, generation=built.generation,
+        generation=built.generation,
         outcome_ttl_s=settings.outcome_ttl_s, contextual=built.contextual,
     )  # fmt: skip
     events = [

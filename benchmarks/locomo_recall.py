@@ -143,7 +143,7 @@ async def ingest_direct(
                         session_id=conv, source=dia, tags=(date,), created_at=now,
                         occurred_at=session_time(date), context=ctx,
                     )  # fmt: skip
-                    queue_memory(pipe, keys, info, embedder.model_id, event, vec, now)
+                    queue_memory(pipe, keys, info, event, vec)
                 await pipe.execute()
         await MemoryIndex(redis, keys, settings).wait_indexed(info.name)
         if contextual is not None:  # what the workers' refiners would do

@@ -18,8 +18,14 @@ after the other (each dropped once measured), so they compare within a run:
 * ``float16``: ``old`` with float16 vectors;
 * ``listpack``: ``float16`` with ``hash-max-listpack-value`` 1024 (the
   embedded server's now), so the hashes stay listpacks;
-* ``new``: what the code writes now (``listpack`` without the fields
-  nobody reads, one NUMERIC index field).
+* ``fields``: ``listpack`` without the fields nobody reads, one NUMERIC
+  index field (what the code wrote on 2026-11-30);
+* ``new``: what the code writes now: ``fields`` without the fields that
+  hold a default (``access_count`` 0, ``last_accessed_at``, ``indexed_at``,
+  ``lang`` english, ``script`` latin, ``protected`` 0, the embedding model
+  and dimensions), an index without per-term field masks (``NOFIELDS``:
+  there is one text field) and a contextual graph of degree
+  ``context_hnsw_m`` (8; the other layouts' is 16).
 
 ``--hnsw-m 8,16`` measures each layout at each graph degree, and with
 ``--knn`` the recall@10 of each HNSW graph against an exact search of its
@@ -30,7 +36,7 @@ contextual vectors embedded in the same write (``--stand-in``: the static
 vector zero-padded instead, same sizes, no MiniLM time). ``--at-write``:
 the turns' contextual vectors in the same write too (no refiner).
 
-Run:  python benchmarks/memory.py [--layouts old,float16,listpack,new] [--limit N]
+Run:  python benchmarks/memory.py [--layouts old,float16,listpack,fields,new] [--limit N]
       [--hnsw-m 16] [--knn] [--corpus sentences --size 50000] [--json out.json]
 """
 
@@ -56,6 +62,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo_recall import load_turns
 from redis.asyncio import Redis
+from redis.commands.search.commands import SearchCommands
 
 import hindsight_redis.schema
 from hindsight_redis.index import IndexInfo, MemoryIndex
@@ -91,6 +98,8 @@ class Layout:
     old_fields: bool  # id, event_id and the empty fields, written before issue 15
     listpack_value: int  # the server's hash-max-listpack-value while it writes
     old_numerics: bool  # the four NUMERIC index fields of before issue 15
+    defaults: bool = True  # the fields holding a default, and the field masks, before 2026-12-01
+    context_m: int = 16  # the contextual graph's degree before 2026-12-01
 
 
 _NEW_LISTPACK = int(HASH_CONFIG["hash-max-listpack-value"])
@@ -98,20 +107,46 @@ LAYOUTS = {
     "old": Layout("float32", old_fields=True, listpack_value=64, old_numerics=True),
     "float16": Layout("float16", old_fields=True, listpack_value=64, old_numerics=True),
     "listpack": Layout("float16", True, listpack_value=_NEW_LISTPACK, old_numerics=True),
-    "new": Layout("float16", False, listpack_value=_NEW_LISTPACK, old_numerics=False),
+    "fields": Layout("float16", False, listpack_value=_NEW_LISTPACK, old_numerics=False),
+    "new": Layout(
+        "float16",
+        False,
+        _NEW_LISTPACK,
+        old_numerics=False,
+        defaults=False,
+        context_m=Settings().context_hnsw_m,
+    ),
 }
 
 
+def default_fields(event: MemoryEvent, model_id: str, dims: int, now: float) -> dict[str, str]:
+    """The fields holding a default that memory hashes stored before 2026-12-01."""
+    return {
+        "access_count": "0", "last_accessed_at": f"{event.created_at:.6f}",
+        "indexed_at": f"{now:.6f}", "embedding_model": model_id, "embedding_dims": str(dims),
+        "lang": "english", "script": "latin", "protected": "0",
+    }  # fmt: skip
+
+
 @contextlib.contextmanager
-def numeric_fields(layout: Layout) -> Iterator[None]:
-    """The index schema of ``layout`` (index_schema reads NUMERIC_FIELDS when called)."""
+def index_layout(layout: Layout) -> Iterator[None]:
+    """The index of ``layout``: its NUMERIC fields (index_schema reads NUMERIC_FIELDS when
+    called) and, before 2026-12-01, per-term field masks (no ``NOFIELDS``)."""
     kept = hindsight_redis.schema.NUMERIC_FIELDS
+    create = SearchCommands.create_index
     if layout.old_numerics:
         hindsight_redis.schema.NUMERIC_FIELDS = OLD_NUMERIC_FIELDS
+    if layout.defaults:
+
+        def with_field_flags(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return create(self, *args, **(kwargs | {"no_field_flags": False}))
+
+        SearchCommands.create_index = with_field_flags  # type: ignore[method-assign]
     try:
         yield
     finally:
         hindsight_redis.schema.NUMERIC_FIELDS = kept
+        SearchCommands.create_index = create  # type: ignore[method-assign]
 
 
 def corpus(args: argparse.Namespace) -> list[Text]:
@@ -137,7 +172,7 @@ async def ingest(
     redis = Redis.from_url(settings.redis_url or "")
     refine = args.corpus == "turns" and not args.at_write
     try:
-        with numeric_fields(layout):
+        with index_layout(layout):
             info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
         now = time.time()
         for start in range(0, len(texts), 256):
@@ -157,10 +192,14 @@ async def ingest(
                         event_id=memory_id, namespace=keys.namespace, content=content,
                         session_id=conv, source=dia, tags=(tag,) if tag else (), created_at=now,
                     )  # fmt: skip
-                    extra = {name: "" for name in OLD_EMPTY_FIELDS}
-                    extra |= {"id": memory_id, "event_id": memory_id}
-                    queue_memory(pipe, keys, info, embedder.model_id, event, vec, now, cvec,
-                                 extra=extra if layout.old_fields else None)  # fmt: skip
+                    extra: dict[str, str] = {}
+                    if layout.defaults:
+                        extra |= default_fields(event, embedder.model_id, info.dims, now)
+                    if layout.old_fields:
+                        extra |= {name: "" for name in OLD_EMPTY_FIELDS}
+                        extra |= {"id": memory_id, "event_id": memory_id}
+                    queue_memory(pipe, keys, info, event, vec, cvec,
+                                 extra=extra or None)  # fmt: skip
                 await pipe.execute()
         await MemoryIndex(redis, keys, settings).wait_indexed(info.name)
         if contextual is not None and refine:  # what the workers' refiners do
@@ -249,7 +288,8 @@ async def measure(
     settings = Settings(
         redis_url=url, key_prefix=f"mem{uuid.uuid4().hex[:6]}", namespace="locomo",
         profile="ephemeral", embedder=args.embedder, contextual_embedder=args.contextual,
-        hnsw_m=int(m), vector_datatype=layout.datatype, max_backlog=1_000_000,
+        hnsw_m=int(m), context_hnsw_m=layout.context_m, vector_datatype=layout.datatype,
+        max_backlog=1_000_000,
     )  # fmt: skip
     keys = Keys(settings.key_prefix, settings.namespace)
     redis = Redis.from_url(url)
@@ -330,7 +370,9 @@ def report(results: list[dict[str, Any]]) -> None:
 def main() -> None:
     """Parse arguments, start a throwaway embedded Redis, measure each layout."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--layouts", default="old,float16,listpack,new", help=", ".join(LAYOUTS))
+    parser.add_argument(
+        "--layouts", default="old,float16,listpack,fields,new", help=", ".join(LAYOUTS)
+    )
     parser.add_argument("--embedder", default="local")
     parser.add_argument("--contextual", default=Settings().contextual_embedder)
     parser.add_argument("--hnsw-m", default=str(Settings().hnsw_m), help="e.g. 8,16")

@@ -140,7 +140,7 @@ async def ingest(
                 if info.has_context:
                     ctx = np.zeros(info.context_dims, dtype=np.float32)
                     ctx[: min(len(vec), info.context_dims)] = vec[: info.context_dims]
-                queue_memory(pipe, keys, info, embedder.model_id, event, vec, now, ctx)
+                queue_memory(pipe, keys, info, event, vec, ctx)
             await pipe.execute()
     while True:
         ft = await redis.ft(info.name).info()

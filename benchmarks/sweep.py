@@ -79,7 +79,7 @@ async def populate(settings: Settings, n: int) -> None:
                     "last_accessed_at": f"{last:.6f}",
                     "write_score": f"{0.6 + rng.random() * 0.4:.4f}",
                 }
-                queue_memory(pipe, keys, info, embedder.model_id, event, vec, now, ctx, extra)
+                queue_memory(pipe, keys, info, event, vec, ctx, extra)
             await pipe.execute()
         if start % 20_000 == 0:
             print(f"  {start + len(texts):,} memories written", file=sys.stderr)

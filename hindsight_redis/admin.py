@@ -23,6 +23,7 @@ from hindsight_redis.errors import (
     SearchModuleMissing,
     redis_errors,
 )
+from hindsight_redis.index_record import recorded_index
 from hindsight_redis.keys import Keys, namespace_registry
 from hindsight_redis.models import MemoryRecord
 from hindsight_redis.query import refine_pending_filter, tag_clause
@@ -257,8 +258,10 @@ async def _newest(
             "LIMIT", "0", str(limit), "RETURN", str(len(RECORD_FIELDS)), *RECORD_FIELDS,
             "DIALECT", "2", **NEVER_DECODE,
         )  # fmt: skip
+        info = await recorded_index(redis, keys)
+    embedding = (info.model_id, info.dims) if info else ("", 0)
     return [
-        record_from_fields(row.key.removeprefix(keys.doc_prefix), row.fields)
+        record_from_fields(row.key.removeprefix(keys.doc_prefix), row.fields, embedding)
         for row in search_rows(reply)
     ]
 

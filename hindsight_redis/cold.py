@@ -286,9 +286,8 @@ def _target_fields(
     vector = fields.pop(header.vector_field, None) if header.vector_field else None
     if same_model and vector is not None:
         fields[info.vector_field] = convert_vector(vector, header.vector_datatype, info.datatype)
-    else:
-        fields["embedding_model"] = info.model_id.encode()
-        fields["embedding_dims"] = str(info.dims).encode()
+    fields.pop("embedding_model", None)  # the target's index record names its model
+    fields.pop("embedding_dims", None)
     context = fields.get(CONTEXT_FIELD)
     if same_context and context is not None:
         fields[CONTEXT_FIELD] = convert_vector(

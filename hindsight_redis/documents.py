@@ -19,6 +19,7 @@ import numpy as np
 from hindsight_redis.models import MemoryEvent, MemoryRecord, SearchHit
 from hindsight_redis.providers.vectors import vector_bytes
 from hindsight_redis.resp import as_text
+from hindsight_redis.schema import DEFAULT_LANGUAGE
 from hindsight_redis.text import has_han
 
 TAG_SEPARATOR = "|"
@@ -39,7 +40,7 @@ HIT_FIELDS = (
 SCOPE_FIELDS = ("status", "visibility", "agent_id", "namespace", "script")
 """The fields a search leg returns: to post-filter its rows (``query.visible``), and
 the memory's script (cross-language ranking; RediSearch does not return ``lang``,
-its language field)."""
+its language field): ``han``, or absent for Latin script."""
 
 
 def join_tags(tags: Sequence[str]) -> str:
@@ -76,8 +77,6 @@ def memory_document(
     content: str,
     vector_field: str,
     vector_datatype: str,
-    embedding_model: str,
-    now: float,
     embedding: np.ndarray | None = None,
     original: str | None = None,
     write_score: float | None = None,
@@ -93,7 +92,11 @@ def memory_document(
     index's. ``contextual``: the index has a contextual vector field, so the
     memory waits for a refiner (``refine``). Fields left empty are not stored:
     a missing field reads as empty everywhere, and an empty tag is not
-    indexed anyway (each stored field costs its name and a few bytes).
+    indexed anyway (each stored field costs its name and a few bytes). Nor
+    are the defaults: ``access_count`` 0 (``HINCRBY`` starts from nothing),
+    ``last_accessed_at`` (never read: it is ``created_at``), ``lang``
+    english (the index's default language), ``script`` latin, ``protected``
+    0, and the embedding model and dimensions (the index record names them).
     """
     lang = detect_language(content)
     doc: dict[str, str | bytes] = {
@@ -109,17 +112,12 @@ def memory_document(
         "tags": join_tags(event.tags),
         "visibility": event.visibility,
         "status": "active",
-        "protected": "1" if event.protected else "0",
+        "protected": "1" if event.protected else "",
         "score_reason": score_reason or "",
-        "access_count": "0",
         "created_at": f"{event.created_at:.6f}",
-        "last_accessed_at": f"{event.created_at:.6f}",
-        "indexed_at": f"{now:.6f}",
         "conflicts_with": join_tags(conflicts_with),
-        "embedding_model": embedding_model,
-        "embedding_dims": "0",
-        "lang": lang,
-        "script": "han" if lang == "chinese" else "latin",
+        "lang": "" if lang == DEFAULT_LANGUAGE else lang,
+        "script": "han" if lang == "chinese" else "",
         "review": "conflict" if conflicts_with else "",
         "half_life_days": "" if event.half_life_days is None else repr(event.half_life_days),
         "occurred_at": "" if event.occurred_at is None else f"{event.occurred_at:.6f}",
@@ -132,7 +130,6 @@ def memory_document(
         doc["write_score"] = f"{write_score:.4f}"
     if embedding is not None:
         doc[vector_field] = vector_bytes(embedding, vector_datatype)
-        doc["embedding_dims"] = str(embedding.shape[-1])
     return {name: value for name, value in doc.items() if value != ""}
 
 
@@ -141,8 +138,15 @@ def _float(doc: Mapping[str, Any], name: str, default: float = 0.0) -> float:
     return float(value) if value else default
 
 
-def record_from_fields(memory_id: str, doc: Mapping[str, Any]) -> MemoryRecord:
-    """A ``MemoryRecord`` from the fields of a memory hash (vectors excluded)."""
+def record_from_fields(
+    memory_id: str, doc: Mapping[str, Any], embedding: tuple[str, int] = ("", 0)
+) -> MemoryRecord:
+    """A ``MemoryRecord`` from the fields of a memory hash (vectors excluded).
+
+    ``embedding``: the model and dimensions of the namespace's index, for a
+    hash that does not name its own (only hashes written before they were
+    left out, or imported, do).
+    """
     text = {name: as_text(doc.get(name)) for name in RECORD_FIELDS}
     score = text["write_score"]
     return MemoryRecord(
@@ -161,11 +165,11 @@ def record_from_fields(memory_id: str, doc: Mapping[str, Any]) -> MemoryRecord:
         score_reason=text["score_reason"] or None,
         access_count=int(_float(doc, "access_count")),
         created_at=_float(doc, "created_at"),
-        last_accessed_at=_float(doc, "last_accessed_at"),
+        last_accessed_at=_float(doc, "last_accessed_at") or _float(doc, "created_at"),
         protected=text["protected"] == "1",
         visibility=text["visibility"] or "shared",
-        embedding_model=text["embedding_model"],
-        embedding_dims=int(_float(doc, "embedding_dims")),
+        embedding_model=text["embedding_model"] or embedding[0],
+        embedding_dims=int(_float(doc, "embedding_dims")) or embedding[1],
         conflicts_with=split_tags(text["conflicts_with"]),
         half_life_days=float(text["half_life_days"]) if text["half_life_days"] else None,
         archived_at=float(text["archived_at"]) if text["archived_at"] else None,

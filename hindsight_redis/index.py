@@ -108,6 +108,7 @@ class MemoryIndex:
             datatype=info.datatype,
             context_datatype=info.context_datatype,
             hnsw_m=self._settings.hnsw_m,
+            context_hnsw_m=self._settings.context_hnsw_m,
             hnsw_ef_construction=self._settings.hnsw_ef_construction,
             hnsw_ef_runtime=self._settings.hnsw_ef_runtime,
         )
@@ -125,6 +126,8 @@ class MemoryIndex:
                     fields=schema.redis_fields,
                     definition=definition,
                     stopwords=schema.index.stopwords,
+                    # One text field: the per-term field masks would say nothing.
+                    no_field_flags=True,
                 )
         except RedisCommandError as e:
             if "already exists" not in e.reply.lower():  # another process was first
@@ -308,8 +311,9 @@ class MemoryIndex:
             async with self._redis.pipeline(transaction=False) as pipe:
                 for (key, _), vector in zip(todo, vectors, strict=True):
                     data = vector_bytes(vector, new.datatype)
-                    pipe.hset(key, mapping={field: data, "embedding_dims": str(embedder.dims)})
-                    pipe.hset(key, "embedding_model", embedder.model_id)
+                    pipe.hset(key, field, data)
+                    # The index record names the model; hashes of older releases named it too.
+                    pipe.hdel(key, "embedding_model", "embedding_dims")
                 await pipe.execute()
             written += len(todo)
         return written

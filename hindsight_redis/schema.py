@@ -90,6 +90,7 @@ def index_schema(
     generation: int,
     dims: int,
     hnsw_m: int = 16,
+    context_hnsw_m: int = 8,
     hnsw_ef_construction: int = 200,
     hnsw_ef_runtime: int = 64,
     context_dims: int = 0,
@@ -100,7 +101,8 @@ def index_schema(
 
     ``context_dims`` > 0 adds the contextual vector field ``CONTEXT_FIELD``.
     ``datatype`` and ``context_datatype``: how the static and the contextual
-    vectors are stored (``providers.vectors.VECTOR_DATATYPES``).
+    vectors are stored (``providers.vectors.VECTOR_DATATYPES``); ``hnsw_m``
+    and ``context_hnsw_m``: their HNSW graphs' degrees.
     """
     fields: list[dict[str, Any]] = [
         {"name": TEXT_FIELD, "type": "text", "attrs": {"weight": 1.0}},
@@ -126,15 +128,14 @@ def index_schema(
     hnsw = {
         "algorithm": "hnsw",
         "distance_metric": "cosine",
-        "m": hnsw_m,
         "ef_construction": hnsw_ef_construction,
         "ef_runtime": hnsw_ef_runtime,
     }
-    vectors = [(vector_field_name(generation), dims, datatype)]
+    vectors = [(vector_field_name(generation), dims, datatype, hnsw_m)]
     if context_dims > 0:
-        vectors.append((CONTEXT_FIELD, context_dims, context_datatype))
-    for name, size, kind in vectors:
-        attrs = {**hnsw, "dims": size, "datatype": kind}
+        vectors.append((CONTEXT_FIELD, context_dims, context_datatype, context_hnsw_m))
+    for name, size, kind, m in vectors:
+        attrs = {**hnsw, "m": m, "dims": size, "datatype": kind}
         fields.append({"name": name, "type": "vector", "attrs": attrs})
     return IndexSchema.from_dict(
         {

@@ -386,7 +386,7 @@ class Searcher:
             kept.append(row)
         for row in kept:
             memory_id = row.key.removeprefix(prefix)
-            if as_text(row.fields.get("script")) not in ("", query_script):
+            if (as_text(row.fields.get("script")) or "latin") != query_script:
                 scores.foreign.add(memory_id)
             for field, vectors in (
                 (static_field, scores.static_vectors),

@@ -152,7 +152,10 @@ class Settings(BaseSettings):
         description="How a new index stores its vectors (half the bytes of float32, same "
         "recall on LoCoMo); an existing index keeps its own, reindex moves the static one.",
     )
-    hnsw_m: int = Field(16, gt=0)
+    hnsw_m: int = Field(16, gt=0, description="HNSW graph degree of the static vector field.")
+    context_hnsw_m: int = Field(
+        8, gt=0, description="HNSW graph degree of the contextual vector field."
+    )
     hnsw_ef_construction: int = Field(100, gt=0)
     hnsw_ef_runtime: int = Field(64, gt=0)
     hybrid_alpha: float = Field(

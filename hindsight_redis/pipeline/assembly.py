@@ -38,7 +38,6 @@ class BuiltPipeline:
     stages: list[Stage]
     vector_field: str
     vector_datatype: str
-    embedding_model: str
     generation: int
     contextual: bool = False
     maintenance: Callable[[], Awaitable[object]] | None = None
@@ -115,7 +114,6 @@ async def build_pipeline(
         own_stages=own,
         vector_field=info.vector_field,
         vector_datatype=info.datatype,
-        embedding_model=info.model_id,
         generation=info.generation,
         contextual=info.has_context,
         maintenance=maintenance,

@@ -40,7 +40,6 @@ class Committer:
         keys: Keys,
         *,
         vector_field: str,
-        embedding_model: str,
         generation: int,
         outcome_ttl_s: int,
         vector_datatype: str,
@@ -51,7 +50,6 @@ class Committer:
         self.keys = keys
         self.vector_field = vector_field
         self.vector_datatype = vector_datatype  # the index's: how the vector is stored
-        self.embedding_model = embedding_model
         self.generation = generation
         self.outcome_ttl_s = outcome_ttl_s
 
@@ -134,8 +132,6 @@ class Committer:
                     candidate,
                     vector_field=self.vector_field,
                     vector_datatype=self.vector_datatype,
-                    embedding_model=self.embedding_model,
-                    now=now,
                     contextual=self.contextual,
                 )
                 fields = [x for pair in doc.items() for x in pair]
@@ -255,8 +251,6 @@ def doc_from_candidate(
     *,
     vector_field: str,
     vector_datatype: str,
-    embedding_model: str,
-    now: float,
     contextual: bool = True,
 ) -> dict[str, str | bytes]:
     """The memory hash of a candidate about to be indexed (``documents.memory_document``).
@@ -268,8 +262,6 @@ def doc_from_candidate(
         content=candidate.content,
         vector_field=vector_field,
         vector_datatype=vector_datatype,
-        embedding_model=embedding_model,
-        now=now,
         embedding=candidate.embedding,
         original=candidate.original,
         write_score=candidate.write_score,

@@ -126,7 +126,6 @@ class NamespaceConsumer:
             self.keys,
             vector_field=built.vector_field,
             vector_datatype=built.vector_datatype,
-            embedding_model=built.embedding_model,
             generation=built.generation,
             outcome_ttl_s=self.settings.outcome_ttl_s,
             contextual=built.contextual,

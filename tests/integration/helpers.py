@@ -125,8 +125,6 @@ async def hset_memory(
         candidate,
         vector_field=info.vector_field,
         vector_datatype=info.datatype,
-        embedding_model=model_id,
-        now=time.time(),
     )
     doc.update(overrides)
     await redis.hset(keys.doc(memory_id), mapping=doc)

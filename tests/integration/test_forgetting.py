@@ -318,6 +318,8 @@ async def test_searches_cost_a_bounded_number_of_writes_to_a_hot_memory(
             hits = await client.search("billing service port", top_k=1)
             assert hits and hits[0].id == hot
             if n % 250 == 249:
+                assert client._searcher is not None  # hits are counted in the background
+                await client._searcher.hit_counter.drain()
                 await flush_access_log(redis, client.keys)  # what a worker does every 5 s
     assert writes.count == 4  # one write per fold, not one per search
     record = await client.get(hot)

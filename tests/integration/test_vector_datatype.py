@@ -120,7 +120,7 @@ async def build_the_old_way(
         )
         doc = memory_document(
             event, content=fact, vector_field="vec_g1", vector_datatype="float32",
-            embedding_model=embedder.model_id, now=time.time(), embedding=vector,
+            embedding=vector,
         )  # fmt: skip
         doc |= {CONTEXT_FIELD: context.astype(np.float32).tobytes(), "refine": "done"}
         await redis.hset(keys.doc(f"old{i}"), mapping=doc)  # type: ignore[arg-type]

@@ -85,23 +85,26 @@ def test_document_round_trips_to_a_record() -> None:
     )
     candidate.embedding = np.ones(4, dtype=np.float32) / 2
     candidate.write_score = 0.9
-    doc = doc_from_candidate(
-        candidate, vector_field="vec", vector_datatype="float16", embedding_model="m", now=1.0
-    )
+    doc = doc_from_candidate(candidate, vector_field="vec", vector_datatype="float16")
     assert doc["vec"] == (np.ones(4, dtype=np.float16) / 2).tobytes()
     assert "id" not in doc and "event_id" not in doc  # the key holds the id
-    record = record_from_fields(event.event_id, {k: v for k, v in doc.items() if k != "vec"})
+    # Defaults are not stored: they read back as what they mean.
+    for unstored in ("embedding_model", "embedding_dims", "access_count", "last_accessed_at",
+                     "lang", "script", "protected", "indexed_at"):  # fmt: skip
+        assert unstored not in doc
+    fields = {k: v for k, v in doc.items() if k != "vec"}
+    record = record_from_fields(event.event_id, fields, ("local:model", 4))
     assert record.content == "summary" and record.original == "Alice prefers Chinese"
     assert record.tags == ("user:alice",) and record.sources == ("chat#7",)
     assert record.write_score == pytest.approx(0.9) and record.embedding_dims == 4
+    assert record.embedding_model == "local:model" and record.access_count == 0
+    assert record.last_accessed_at == record.created_at and not record.protected
 
 
 @pytest.mark.parametrize("original", [None, "", "same text"])
 def test_document_stores_no_original_unless_it_differs(original: str | None) -> None:
     candidate = Candidate(entry_id="1-0", event=_event(), content="same text", original=original)
-    doc = doc_from_candidate(
-        candidate, vector_field="vec", vector_datatype="float32", embedding_model="m", now=1.0
-    )
+    doc = doc_from_candidate(candidate, vector_field="vec", vector_datatype="float32")
     assert "original" not in doc
     assert record_from_fields("x", doc).original is None
 
