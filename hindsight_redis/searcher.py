@@ -15,6 +15,7 @@ without another read; their access is counted in the background
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 from redis.asyncio import Redis
 
-from hindsight_redis import time_boost
+from hindsight_redis import time_boost, time_search
 from hindsight_redis.access import HitCounter
 from hindsight_redis.documents import HIT_FIELDS, SCOPE_FIELDS, hit_from_fields
 from hindsight_redis.errors import (
@@ -198,6 +199,8 @@ class Searcher:
                     )
                     plan.common = self.term_stats.common(plan.terms)
                 legs = await self._run_legs(plan)
+                fetch = functools.partial(self._legs, plan)  # and what happened in its range:
+                legs = await time_search.with_window(legs, when, filters, self.keys, fetch)
                 ranked = fuse(
                     self._scores(legs, plan),
                     mode=mode,
@@ -210,6 +213,7 @@ class Searcher:
                 if plan.context_task is not None and not plan.context_task.done():
                     plan.context_task.cancel()
             hits = time_boost.boost(self._hits(ranked, legs), when, top_k)
+            hits = await time_search.lead_in(self, hits, when, filters)  # the turns telling when
         if record_access:
             self.hit_counter.count(hit.id for hit in hits)  # in the background
         self.term_stats.learn_later(self.redis, self.info.alias, plan.terms)

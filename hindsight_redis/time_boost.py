@@ -12,6 +12,9 @@ gain, the others are unchanged (no range, no change).
 When a query asks for a time ("when did…", "how long…": ``answer_type``),
 the candidates whose text tells one get ``ANSWER_WEIGHT``: the answer to a
 "when" is a memory that says when.
+
+The candidates that queries about time need and their legs miss come from
+``time_search`` (the memories of the range named; the turns that tell when).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hindsight_redis.answer_type import asks_time, tells_time
-from hindsight_redis.models import SearchHit
+from hindsight_redis.models import SearchFilters, SearchHit
 from hindsight_redis.settings import Settings
 from hindsight_redis.when import TimeRange, time_range
 
@@ -111,3 +114,18 @@ def boost(hits: Sequence[SearchHit], query: TimeQuery, top_k: int) -> list[Searc
     scored = [(score(h), h) for h in hits]  # once each: tells_time is a regex search
     scored.sort(key=lambda pair: pair[0], reverse=True)  # stable: ties keep their order
     return [h if s == h.fused else dataclasses.replace(h, fused=s) for s, h in scored[:top_k]]
+
+
+def candidate_window(query: TimeQuery, filters: SearchFilters) -> tuple[float, float] | None:
+    """The ``occurred_at`` range (unix seconds, inclusive) whose memories join the
+    candidates of ``query``: its time range widened by the slack, within the filters'
+    own ``occurred_since``/``occurred_until``; None without a range, or when none is left."""
+    window = query.window
+    if window is None or query.weight <= 0:
+        return None
+    low, high = window.start - query.slack_s, window.end + query.slack_s
+    if filters.occurred_since is not None:
+        low = max(low, filters.occurred_since)
+    if filters.occurred_until is not None:
+        high = min(high, filters.occurred_until)
+    return (low, high) if low <= high else None
