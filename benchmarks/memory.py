@@ -21,7 +21,7 @@ after the other (each dropped once measured), so they compare within a run:
 * ``fields``: ``listpack`` without the fields nobody reads, one NUMERIC
   index field (what the code wrote on 2026-11-30);
 * ``new``: what the code writes now: ``fields`` without the fields that
-  hold a default (``access_count`` 0, ``last_accessed_at``, ``indexed_at``,
+  hold a default (``access_count`` 0, ``last_accessed_at``,
   ``lang`` english, ``script`` latin, ``protected`` 0, the embedding model
   and dimensions), an index without per-term field masks (``NOFIELDS``:
   there is one text field) and a contextual graph of degree
@@ -119,11 +119,11 @@ LAYOUTS = {
 }
 
 
-def default_fields(event: MemoryEvent, model_id: str, dims: int, now: float) -> dict[str, str]:
+def default_fields(event: MemoryEvent, model_id: str, dims: int) -> dict[str, str]:
     """The fields holding a default that memory hashes stored before 2026-12-01."""
     return {
         "access_count": "0", "last_accessed_at": f"{event.created_at:.6f}",
-        "indexed_at": f"{now:.6f}", "embedding_model": model_id, "embedding_dims": str(dims),
+        "embedding_model": model_id, "embedding_dims": str(dims),
         "lang": "english", "script": "latin", "protected": "0",
     }  # fmt: skip
 
@@ -192,9 +192,9 @@ async def ingest(
                         event_id=memory_id, namespace=keys.namespace, content=content,
                         session_id=conv, source=dia, tags=(tag,) if tag else (), created_at=now,
                     )  # fmt: skip
-                    extra: dict[str, str] = {}
+                    extra = {"indexed_at": f"{now:.6f}"}  # the worker's commit writes it
                     if layout.defaults:
-                        extra |= default_fields(event, embedder.model_id, info.dims, now)
+                        extra |= default_fields(event, embedder.model_id, info.dims)
                     if layout.old_fields:
                         extra |= {name: "" for name in OLD_EMPTY_FIELDS}
                         extra |= {"id": memory_id, "event_id": memory_id}

@@ -94,7 +94,7 @@ def memory_document(
     a missing field reads as empty everywhere, and an empty tag is not
     indexed anyway (each stored field costs its name and a few bytes). Nor
     are the defaults: ``access_count`` 0 (``HINCRBY`` starts from nothing),
-    ``last_accessed_at`` (never read: it is ``created_at``), ``lang``
+    ``last_accessed_at`` (``created_at`` until a fold writes it), ``lang``
     english (the index's default language), ``script`` latin, ``protected``
     0, and the embedding model and dimensions (the index record names them).
     """

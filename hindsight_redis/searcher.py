@@ -198,9 +198,10 @@ class Searcher:
                         query, await self._segment(query) if chinese else None
                     )
                     plan.common = self.term_stats.common(plan.terms)
-                legs = await self._run_legs(plan)
                 fetch = functools.partial(self._legs, plan)  # and what happened in its range:
-                legs = await time_search.with_window(legs, when, filters, self.keys, fetch)
+                legs = await time_search.with_window(
+                    self._run_legs(plan), when, filters, self.keys, fetch
+                )
                 ranked = fuse(
                     self._scores(legs, plan),
                     mode=mode,

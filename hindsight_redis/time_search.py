@@ -15,6 +15,7 @@ the turn with the details, the query's words. Measured on LoCoMo
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -39,22 +40,23 @@ L = TypeVar("L")
 
 
 async def with_window(
-    legs: L,
+    legs: Awaitable[L],
     query: TimeQuery,
     filters: SearchFilters,
     keys: Keys,
     fetch: Callable[[str], Awaitable[L]],
 ) -> L:
-    """``legs`` (the searcher's rows per leg) and the rows of the same legs over the
-    memories that happened in the query's range (``fetch``: the legs on a filter
-    expression), each memory once; ``legs`` unchanged without a range."""
+    """The searcher's rows per leg (``legs``, awaited) and the rows of the same legs
+    over the memories that happened in the query's range (``fetch``: the legs on a
+    filter expression, run at the same time), each memory once; ``legs`` alone
+    without a range."""
     window = candidate_window(query, filters)
     if window is None:
-        return legs
+        return await legs
     scope = dataclasses.replace(filters, occurred_since=window[0], occurred_until=window[1])
-    more = await fetch(build_filter(keys.namespace, scope))
-    joined = {name: _union(getattr(legs, name), getattr(more, name)) for name in _LEGS}
-    return dataclasses.replace(legs, **joined)  # type: ignore[type-var]
+    rows, more = await asyncio.gather(legs, fetch(build_filter(keys.namespace, scope)))
+    joined = {name: _union(getattr(rows, name), getattr(more, name)) for name in _LEGS}
+    return dataclasses.replace(rows, **joined)  # type: ignore[type-var]
 
 
 def _union(first: Sequence[SearchRow], second: Sequence[SearchRow]) -> list[SearchRow]:

@@ -134,6 +134,7 @@ class Committer:
                     vector_datatype=self.vector_datatype,
                     contextual=self.contextual,
                 )
+                doc["indexed_at"] = f"{now:.6f}"  # index lag: indexed_at - created_at
                 fields = [x for pair in doc.items() for x in pair]
             memory_keys += [
                 keys.outcome(event.event_id),
