@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 LEAD_IN = 2
 """How many memories written just before the best hit of a query asking for a time
 are read (those telling a time follow the hit; 0: off). Chosen on LoCoMo dev: 1 < 2 = 3."""
+UNDATED_WINDOW_S = 600.0
+"""For a best hit without ``occurred_at``: only memories written in the 10 minutes before it."""
 _ROW_FIELDS = (*SCOPE_FIELDS, *(f for f in HIT_FIELDS if f not in SCOPE_FIELDS))
 _LEGS = ("vector", "keyword", "contextual")
 L = TypeVar("L")
@@ -68,8 +70,9 @@ async def lead_in(
     searcher: Searcher, hits: list[SearchHit], query: TimeQuery, filters: SearchFilters
 ) -> list[SearchHit]:
     """``hits`` with, right after the first, the memories written just before it in its
-    session at its ``occurred_at`` that tell a time (at most ``LEAD_IN``), at its score;
-    as many hits as before. Unchanged unless the query asks for a time."""
+    session at its ``occurred_at`` (without one: in the ``UNDATED_WINDOW_S`` before it)
+    that tell a time (at most ``LEAD_IN``), at its score; as many hits as before.
+    Unchanged unless the query asks for a time."""
     if not (query.asks and hits and LEAD_IN):
         return hits
     best = hits[0]
@@ -79,7 +82,8 @@ async def lead_in(
     # the legs return created_at rounded (12 digits: 10 ms); the hash has it exact
     exact = as_text(await redis.hget(keys.doc(best.id), "created_at")) or repr(best.created_at)
     scope = dataclasses.replace(filters, session_id=best.session_id)
-    expr = f"{build_filter(keys.namespace, scope)} @created_at:[-inf ({exact}]"
+    since = "-inf" if best.occurred_at is not None else repr(float(exact) - UNDATED_WINDOW_S)
+    expr = f"{build_filter(keys.namespace, scope)} @created_at:[{since} ({exact}]"
     if best.occurred_at is not None:  # the same moment (the legs round it too)
         expr += f" @occurred_at:[{best.occurred_at - 1.0!r} {best.occurred_at + 1.0!r}]"
     reply: Any = await redis.execute_command(  # type: ignore[no-untyped-call]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hindsight_redis import AsyncMemoryClient
 from tests.conftest import Drain
 
@@ -45,8 +47,9 @@ async def test_a_question_naming_a_month_finds_what_happened_then_in_other_words
         assert receipts[-1].id not in [h.id for h in await plain.search(question, top_k=3)]
 
 
+@pytest.mark.parametrize("occurred_at", [JUNE_2023, None])
 async def test_a_when_question_gets_the_turn_that_told_when_right_after_the_details(
-    client: AsyncMemoryClient, drain: Drain
+    client: AsyncMemoryClient, drain: Drain, occurred_at: float | None
 ) -> None:
     turns = [
         "Something scary happened to my family yesterday on the drive home",
@@ -55,14 +58,14 @@ async def test_a_when_question_gets_the_turn_that_told_when_right_after_the_deta
         "A red light camera would stop the car crashes at that crossing",
     ]
     receipts = await client.write_many(
-        [{"content": t, "session_id": "s1", "occurred_at": JUNE_2023} for t in turns]
+        [{"content": t, "session_id": "s1", "occurred_at": occurred_at} for t in turns]
         + [{"content": "My car was at the garage yesterday", "session_id": "s2"}]
     )
     assert (await drain()).indexed == 5
     told_when, details = receipts[0].id, receipts[1].id
     hits = await client.search("When did the car run the red light and hit them?", top_k=2)
     assert [h.id for h in hits] == [details, told_when]
-    assert hits[1].occurred_at == JUNE_2023
+    assert hits[1].occurred_at == occurred_at
     # Not a question about time: the turns are ranked by the query's words alone.
     hits = await client.search("Which car ran the red light and hit them?", top_k=2)
     assert hits[0].id == details and told_when not in [h.id for h in hits]
