@@ -26,7 +26,7 @@ from hindsight_redis.errors import (
 from hindsight_redis.index_record import recorded_index
 from hindsight_redis.keys import Keys, namespace_registry
 from hindsight_redis.models import MemoryRecord
-from hindsight_redis.query import refine_pending_filter, tag_clause
+from hindsight_redis.query import newest_command, refine_pending_filter, tag_clause
 from hindsight_redis.resp import NEVER_DECODE, as_text, entries_added, search_rows, search_total
 from hindsight_redis.stats import count_command, memory_count_queries, read_queue_states
 
@@ -254,10 +254,8 @@ async def _newest(
         expr += " " + tag_clause("status", "active")
     with redis_errors(action):
         reply = await redis.execute_command(  # type: ignore[no-untyped-call]
-            "FT.SEARCH", keys.index_alias, expr, "SORTBY", "created_at", "DESC",
-            "LIMIT", "0", str(limit), "RETURN", str(len(RECORD_FIELDS)), *RECORD_FIELDS,
-            "DIALECT", "2", **NEVER_DECODE,
-        )  # fmt: skip
+            *newest_command(keys.index_alias, expr, limit, RECORD_FIELDS), **NEVER_DECODE
+        )
         info = await recorded_index(redis, keys)
     embedding = (info.model_id, info.dims) if info else ("", 0)
     return [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -99,5 +100,10 @@ async def recorded_index(redis: Redis, keys: Keys) -> IndexInfo | None:
     """The namespace's live index as recorded in ``Keys.index_meta``; None before one exists."""
     with redis_errors("read the index record"):
         raw = await redis.hgetall(keys.index_meta)
+    return info_from_reply(keys, raw)
+
+
+def info_from_reply(keys: Keys, raw: Mapping[Any, Any]) -> IndexInfo | None:
+    """The ``IndexInfo`` of an ``HGETALL`` of ``Keys.index_meta``; None before one exists."""
     meta = {as_text(k): as_text(v) for k, v in raw.items()}
     return info_from_meta(keys, meta) if "generation" in meta else None

@@ -355,6 +355,14 @@ def knn_command(
     ]  # fmt: skip
 
 
+def newest_command(index: str, query: str, limit: int, fields: Sequence[str]) -> list[Any]:
+    """``FT.SEARCH`` of the ``limit`` newest memories (``created_at``) matching ``query``."""
+    return [
+        "FT.SEARCH", index, query, "SORTBY", "created_at", "DESC",
+        "LIMIT", "0", str(limit), "RETURN", str(len(fields)), *fields, "DIALECT", "2",
+    ]  # fmt: skip
+
+
 def keyword_command(index: str, query: str, k: int, also: Sequence[str] = ()) -> list[Any]:
     """``FT.SEARCH`` of the ``k`` best BM25 matches of ``query`` (``keyword_query``)."""
     fields = [*SCOPE_FIELDS, *also]

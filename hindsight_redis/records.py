@@ -17,10 +17,10 @@ from hindsight_redis.documents import (
     with_merged_sources,
 )
 from hindsight_redis.errors import redis_errors
+from hindsight_redis.index_record import info_from_reply
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryRecord
 from hindsight_redis.query import readable_by
-from hindsight_redis.resp import as_text
 
 
 async def read_record(
@@ -31,16 +31,17 @@ async def read_record(
         async with redis.pipeline(transaction=False) as pipe:
             pipe.hmget(keys.doc(memory_id), list(RECORD_FIELDS))
             pipe.hget(keys.merge_log, memory_id)  # sources merged in, not folded yet
-            pipe.hmget(keys.index_meta, ["model_id", "dims"])  # the hash does not name them
-            values, merged, model = await pipe.execute()
+            pipe.hgetall(keys.index_meta)  # its model: the hash does not name it
+            values, merged, meta = await pipe.execute()
         if any(v is not None for v in values):
             fields = dict(zip(RECORD_FIELDS, values, strict=True))
             if merged is not None:
                 fields["sources"] = with_merged_sources(fields.get("sources"), merged)
             if viewer is not None and not readable_by(fields, viewer):
                 return None
+            info = info_from_reply(keys, meta)
             return record_from_fields(
-                memory_id, fields, (as_text(model[0]), int(as_text(model[1]) or 0))
+                memory_id, fields, (info.model_id, info.dims) if info else ("", 0)
             )
         raw = await redis.get(keys.outcome(memory_id))
     if raw is None:

@@ -24,7 +24,7 @@ from hindsight_redis.answer_type import tells_time
 from hindsight_redis.documents import HIT_FIELDS, SCOPE_FIELDS, hit_from_fields
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import SearchFilters, SearchHit
-from hindsight_redis.query import build_filter, visible
+from hindsight_redis.query import build_filter, newest_command, visible
 from hindsight_redis.resp import NEVER_DECODE, SearchRow, as_text, search_rows
 from hindsight_redis.time_boost import TimeQuery, candidate_window
 
@@ -87,10 +87,8 @@ async def lead_in(
     if best.occurred_at is not None:  # the same moment (the legs round it too)
         expr += f" @occurred_at:[{best.occurred_at - 1.0!r} {best.occurred_at + 1.0!r}]"
     reply: Any = await redis.execute_command(  # type: ignore[no-untyped-call]
-        "FT.SEARCH", searcher.info.alias, expr, "SORTBY", "created_at", "DESC",
-        "LIMIT", "0", str(LEAD_IN), "RETURN", str(len(_ROW_FIELDS)), *_ROW_FIELDS,
-        "DIALECT", "2", **NEVER_DECODE,
-    )  # fmt: skip
+        *newest_command(searcher.info.alias, expr, LEAD_IN, _ROW_FIELDS), **NEVER_DECODE
+    )
     found = {h.id: h for h in hits}
     lead = []
     for row in search_rows(reply):
