@@ -81,6 +81,17 @@ def session_time(text: str) -> float | None:
     return moment.timestamp()
 
 
+def held_out_questions(data: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(question, conversation id) of the held-out conversations' scored questions."""
+    return [
+        (qa["question"], conv["sample_id"])
+        for n, conv in enumerate(data)
+        if n > HELD_OUT
+        for qa in conv["qa"]
+        if qa.get("category") in CATEGORIES and qa.get("evidence")
+    ]
+
+
 def evidence_ids(raw: list[str]) -> set[str]:
     """Cited dia_ids, tolerant of the dataset's odd separators."""
     return {p for item in raw for p in re.split(r"[;,\s]+", item) if p}

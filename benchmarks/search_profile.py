@@ -39,7 +39,7 @@ import redis.asyncio.client as redis_client
 from redis.asyncio import Redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from locomo_recall import CATEGORIES, HELD_OUT, ingest_direct, load_turns
+from locomo_recall import held_out_questions, ingest_direct, load_turns
 
 import hindsight_redis.searcher as searcher_module
 from hindsight_redis.keys import Keys
@@ -59,17 +59,6 @@ from hindsight_redis.settings import Settings
 from common import embedded_redis, locomo_path, percentile
 
 Timings = dict[str, list[float]]
-
-
-def _questions(data: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(question, conversation id) of the held-out conversations."""
-    return [
-        (qa["question"], conv["sample_id"])
-        for n, conv in enumerate(data)
-        if n > HELD_OUT
-        for qa in conv["qa"]
-        if qa.get("category") in CATEGORIES and qa.get("evidence")
-    ]
 
 
 def _wrap(
@@ -200,7 +189,7 @@ async def run(url: str, args: argparse.Namespace) -> None:
     started = time.perf_counter()
     await ingest_direct(settings, load_turns(data))
     print(f"indexed in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    questions = _questions(data)[: args.queries]
+    questions = held_out_questions(data)[: args.queries]
     redis = Redis.from_url(url)
     keys = Keys(settings.key_prefix, settings.namespace)
     try:

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from locomo_recall import CATEGORIES, HELD_OUT, ingest_direct, load_turns
+from locomo_recall import held_out_questions, ingest_direct, load_turns
 
 from hindsight_redis import AsyncMemoryClient
 from hindsight_redis.settings import Settings
@@ -79,13 +79,7 @@ async def searches(url: str, rounds: int) -> list[tuple[float, float]]:
         max_backlog=1_000_000,
     )
     await ingest_direct(settings, load_turns(data), 2)
-    questions = [
-        (qa["question"], conv["sample_id"])
-        for n, conv in enumerate(data)
-        if n > HELD_OUT
-        for qa in conv["qa"]
-        if qa.get("category") in CATEGORIES
-    ]
+    questions = held_out_questions(data)
     rows: list[tuple[float, float]] = []
     async with AsyncMemoryClient(settings) as client:
         for question, sample in questions[:50]:  # warm the models and the connection

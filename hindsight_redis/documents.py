@@ -41,6 +41,9 @@ SCOPE_FIELDS = ("status", "visibility", "agent_id", "namespace", "script")
 """The fields a search leg returns: to post-filter its rows (``query.visible``), and
 the memory's script (cross-language ranking; RediSearch does not return ``lang``,
 its language field): ``han``, or absent for Latin script."""
+HIT_ONLY_FIELDS = tuple(f for f in HIT_FIELDS if f not in SCOPE_FIELDS)
+"""What each search leg returns beside ``SCOPE_FIELDS``: the hit's fields, so the ranked
+memories need no second read."""
 
 
 def join_tags(tags: Sequence[str]) -> str:

@@ -28,7 +28,8 @@ from redis.asyncio import Redis
 
 from hindsight_redis import time_boost, time_search
 from hindsight_redis.access import HitCounter
-from hindsight_redis.documents import HIT_FIELDS, SCOPE_FIELDS, hit_from_fields
+from hindsight_redis.documents import HIT_ONLY_FIELDS as _HIT_ONLY
+from hindsight_redis.documents import hit_from_fields
 from hindsight_redis.errors import (
     EmbeddingMismatch,
     RedisCommandError,
@@ -73,9 +74,6 @@ logger = logging.getLogger(__name__)
 CONTEXT_DEPTH = 20
 # Han runs of a query segmented by the server; later runs are used whole.
 _SEGMENTED_RUNS = 64
-# What each leg returns beside its scope fields: the hit's fields, so the
-# ranked memories need no second read.
-_HIT_ONLY = tuple(f for f in HIT_FIELDS if f not in SCOPE_FIELDS)
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hindsight_redis.answer_type import tells_time
-from hindsight_redis.documents import HIT_FIELDS, SCOPE_FIELDS, hit_from_fields
+from hindsight_redis.documents import HIT_ONLY_FIELDS, SCOPE_FIELDS, hit_from_fields
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import SearchFilters, SearchHit
 from hindsight_redis.query import build_filter, newest_command, visible
@@ -36,7 +36,7 @@ LEAD_IN = 2
 are read (those telling a time follow the hit; 0: off). Chosen on LoCoMo dev: 1 < 2 = 3."""
 UNDATED_WINDOW_S = 600.0
 """For a best hit without ``occurred_at``: only memories written in the 10 minutes before it."""
-_ROW_FIELDS = (*SCOPE_FIELDS, *(f for f in HIT_FIELDS if f not in SCOPE_FIELDS))
+_ROW_FIELDS = (*SCOPE_FIELDS, *HIT_ONLY_FIELDS)  # what the legs return
 _LEGS = ("vector", "keyword", "contextual")
 L = TypeVar("L")
 
