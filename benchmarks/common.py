@@ -117,10 +117,14 @@ def queue_memory(
         vector_datatype=info.datatype,
     )
     if context_vector is not None:
+        import numpy as np
+
+        from hindsight_redis.providers.projection import project
         from hindsight_redis.providers.vectors import vector_bytes
         from hindsight_redis.schema import CONTEXT_FIELD
 
-        doc[CONTEXT_FIELD] = vector_bytes(context_vector, info.context_datatype)
+        stored = project(np.asarray(context_vector)[None, :], info.context_projection)[0]
+        doc[CONTEXT_FIELD] = vector_bytes(stored, info.context_datatype)
         doc["refine"] = "done"
     doc.update(extra or {})
     pipe.hset(keys.doc(event.event_id), mapping=doc)

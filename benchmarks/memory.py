@@ -20,12 +20,15 @@ after the other (each dropped once measured), so they compare within a run:
   embedded server's now), so the hashes stay listpacks;
 * ``fields``: ``listpack`` without the fields nobody reads, one NUMERIC
   index field (what the code wrote on 2026-11-30);
-* ``new``: what the code writes now: ``fields`` without the fields that
-  hold a default (``access_count`` 0, ``last_accessed_at``,
-  ``lang`` english, ``script`` latin, ``protected`` 0, the embedding model
-  and dimensions), an index without per-term field masks (``NOFIELDS``:
-  there is one text field) and a contextual graph of degree
-  ``context_hnsw_m`` (8; the other layouts' is 16).
+* ``defaults``: ``fields`` without the fields that hold a default
+  (``access_count`` 0, ``last_accessed_at``, ``lang`` english, ``script``
+  latin, ``protected`` 0, the embedding model and dimensions), an index
+  without per-term field masks (``NOFIELDS``: there is one text field) and a
+  contextual graph of degree ``context_hnsw_m`` (8; the other layouts' is
+  16): what the code wrote on 2026-12-01;
+* ``new``: what the code writes now: ``defaults`` with the contextual
+  vectors stored on 256 of their 384 directions (``contextual_stored_dims``,
+  ``providers.projection``).
 
 ``--hnsw-m 8,16`` measures each layout at each graph degree, and with
 ``--knn`` the recall@10 of each HNSW graph against an exact search of its
@@ -36,7 +39,7 @@ contextual vectors embedded in the same write (``--stand-in``: the static
 vector zero-padded instead, same sizes, no MiniLM time). ``--at-write``:
 the turns' contextual vectors in the same write too (no refiner).
 
-Run:  python benchmarks/memory.py [--layouts old,float16,listpack,fields,new] [--limit N]
+Run:  python benchmarks/memory.py [--layouts old,float16,listpack,fields,defaults,new] [--limit N]
       [--hnsw-m 16] [--knn] [--corpus sentences --size 50000] [--json out.json]
 """
 
@@ -53,7 +56,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +73,7 @@ from hindsight_redis.keys import Keys
 from hindsight_redis.models import MemoryEvent
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
+from hindsight_redis.providers.projection import project
 from hindsight_redis.providers.vectors import Embedder, vector_bytes, vectors_from_bytes
 from hindsight_redis.resp import NEVER_DECODE, as_text, reply_map, search_rows
 from hindsight_redis.schema import CONTEXT_FIELD
@@ -100,6 +104,7 @@ class Layout:
     old_numerics: bool  # the four NUMERIC index fields of before issue 15
     defaults: bool = True  # the fields holding a default, and the field masks, before 2026-12-01
     context_m: int = 16  # the contextual graph's degree before 2026-12-01
+    context_stored: int = 0  # contextual dims stored (0: whole, as before 2026-12-02)
 
 
 _NEW_LISTPACK = int(HASH_CONFIG["hash-max-listpack-value"])
@@ -108,7 +113,7 @@ LAYOUTS = {
     "float16": Layout("float16", old_fields=True, listpack_value=64, old_numerics=True),
     "listpack": Layout("float16", True, listpack_value=_NEW_LISTPACK, old_numerics=True),
     "fields": Layout("float16", False, listpack_value=_NEW_LISTPACK, old_numerics=False),
-    "new": Layout(
+    "defaults": Layout(
         "float16",
         False,
         _NEW_LISTPACK,
@@ -117,6 +122,7 @@ LAYOUTS = {
         context_m=Settings().context_hnsw_m,
     ),
 }
+LAYOUTS["new"] = replace(LAYOUTS["defaults"], context_stored=Settings().contextual_stored_dims)
 
 
 def default_fields(event: MemoryEvent, model_id: str, dims: int) -> dict[str, str]:
@@ -289,7 +295,7 @@ async def measure(
         redis_url=url, key_prefix=f"mem{uuid.uuid4().hex[:6]}", namespace="locomo",
         profile="ephemeral", embedder=args.embedder, contextual_embedder=args.contextual,
         hnsw_m=int(m), context_hnsw_m=layout.context_m, vector_datatype=layout.datatype,
-        max_backlog=1_000_000,
+        contextual_stored_dims=layout.context_stored, max_backlog=1_000_000,
     )  # fmt: skip
     keys = Keys(settings.key_prefix, settings.namespace)
     redis = Redis.from_url(url)
@@ -322,7 +328,7 @@ async def measure(
                     found,
                     CONTEXT_FIELD,
                     info.context_datatype,
-                    await contextual.embed(questions),
+                    project(await contextual.embed(questions), info.context_projection),
                 )
         await redis.execute_command("FT.DROPINDEX", info.name)  # type: ignore[no-untyped-call]
         unindexed = await used_memory(redis)
@@ -371,7 +377,7 @@ def main() -> None:
     """Parse arguments, start a throwaway embedded Redis, measure each layout."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
-        "--layouts", default="old,float16,listpack,fields,new", help=", ".join(LAYOUTS)
+        "--layouts", default="old,float16,listpack,fields,defaults,new", help=", ".join(LAYOUTS)
     )
     parser.add_argument("--embedder", default="local")
     parser.add_argument("--contextual", default=Settings().contextual_embedder)

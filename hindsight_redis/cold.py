@@ -40,7 +40,13 @@ from hindsight_redis.errors import ExportFileError, InvalidArgument, redis_error
 from hindsight_redis.index import IndexInfo, MemoryIndex, recorded_index
 from hindsight_redis.keys import Keys
 from hindsight_redis.lifecycle import memory_ids
-from hindsight_redis.providers.vectors import LEGACY_DATATYPE, convert_vector, vector_bytes
+from hindsight_redis.providers.projection import project
+from hindsight_redis.providers.vectors import (
+    LEGACY_DATATYPE,
+    convert_vector,
+    vector_bytes,
+    vectors_from_bytes,
+)
 from hindsight_redis.resp import as_text
 from hindsight_redis.schema import CONTEXT_FIELD
 from hindsight_redis.settings import Settings
@@ -136,6 +142,7 @@ async def export_memories(
             contextual_dims=info.context_dims if info else 0,
             vector_datatype=info.datatype if info else LEGACY_DATATYPE,
             contextual_datatype=info.context_datatype if info else LEGACY_DATATYPE,
+            contextual_projection=info.context_projection if info else "",
         )
         with gzip.open(final, "wt", encoding="utf-8") as out:
             write_header(out, header)
@@ -266,6 +273,17 @@ async def import_memories(
     return ImportReport(imported, present, reembedded, round(time.monotonic() - started, 3))
 
 
+def _context_vector(raw: bytes, header: ExportHeader, info: IndexInfo) -> bytes | None:
+    """A file's contextual vector as the index stores them; None when it cannot be
+    (projected in the file, stored otherwise here: a refiner recomputes it)."""
+    if header.contextual_projection == info.context_projection:
+        return convert_vector(raw, header.contextual_datatype, info.context_datatype)
+    if header.contextual_projection:
+        return None
+    whole = vectors_from_bytes([raw], header.contextual_datatype)
+    return vector_bytes(project(whole, info.context_projection)[0], info.context_datatype)
+
+
 def _target_fields(
     memory: ExportedMemory,
     header: ExportHeader,
@@ -279,7 +297,7 @@ def _target_fields(
     Without ``same_model`` the static vector is left out (the caller embeds
     it); without ``same_context`` the contextual vector is dropped and the
     memory waits for a refiner (when the index has the field). Vectors kept
-    are re-encoded from the file's datatypes to the index's.
+    are re-encoded from the file's datatypes (and projection) to the index's.
     """
     fields = dict(memory.fields)
     fields["namespace"] = keys.namespace.encode()
@@ -290,9 +308,10 @@ def _target_fields(
     fields.pop("embedding_dims", None)
     context = fields.get(CONTEXT_FIELD)
     if same_context and context is not None:
-        fields[CONTEXT_FIELD] = convert_vector(
-            context, header.contextual_datatype, info.context_datatype
-        )
+        converted = _context_vector(context, header, info)
+        same_context = converted is not None
+        if converted is not None:
+            fields[CONTEXT_FIELD] = converted
     if not same_context:
         fields.pop(CONTEXT_FIELD, None)
         chinese = detect_language(fields.get("content", b"").decode()) == "chinese"

@@ -45,6 +45,7 @@ class ExportHeader:
     contextual_dims: int = 0
     vector_datatype: str = LEGACY_DATATYPE
     contextual_datatype: str = LEGACY_DATATYPE
+    contextual_projection: str = ""
     format: str = FORMAT
     version: int = FORMAT_VERSION
 

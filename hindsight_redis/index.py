@@ -104,7 +104,7 @@ class MemoryIndex:
             self._keys,
             generation=info.generation,
             dims=info.dims,
-            context_dims=info.context_dims,
+            context_dims=info.context_field_dims,
             datatype=info.datatype,
             context_datatype=info.context_datatype,
             hnsw_m=self._settings.hnsw_m,
@@ -156,7 +156,7 @@ class MemoryIndex:
                     "model_id": embedder.model_id,
                     "dims": str(embedder.dims),
                     "datatype": datatype,
-                    **context_record(contextual, datatype),
+                    **context_record(contextual, datatype, self._settings.contextual_stored_dims),
                 }
                 fields = [x for pair in record.items() for x in pair]
                 await scripts.record_if_absent(
@@ -257,6 +257,7 @@ class MemoryIndex:
             "context_model": info.context_model or None,
             "datatype": info.datatype,
             "context_datatype": info.context_datatype if info.has_context else None,
+            "context_projection": info.context_projection or None,
             "num_docs": int(float(as_text(raw.get("num_docs", 0)))),
             "hash_indexing_failures": int(float(as_text(raw.get("hash_indexing_failures", 0)))),
             "percent_indexed": float(as_text(raw.get("percent_indexed", 1))),
@@ -361,11 +362,12 @@ class MemoryIndex:
         self, old: IndexInfo, new_embedder: Embedder, contextual: Embedder | None
     ) -> IndexInfo:
         datatype = self._settings.vector_datatype
-        context = context_record(contextual, datatype)
-        if context["context_model"] != old.context_model:  # new vectors, the new datatype
+        context = context_record(contextual, datatype, self._settings.contextual_stored_dims)
+        if context["context_model"] != old.context_model:  # new vectors, the new encoding
             await self._reset_context(context, contextual is not None)
-        elif contextual is not None:  # the vectors stay, and so does their datatype
+        elif contextual is not None:  # the vectors stay, and so do their datatype and projection
             context["context_datatype"] = old.context_datatype
+            context["context_projection"] = old.context_projection
         generation = old.generation + 1
         record: dict[Any, Any] = {
             "generation": str(generation),

@@ -5,6 +5,8 @@ the embedding models and dimensions, and how each vector field stores its
 vectors (``datatype``, ``context_datatype``: float32 or float16). A record
 written before datatypes were recorded names none: its fields are float32
 (``LEGACY_DATATYPE``), and the index keeps being read and written that way.
+Likewise ``context_projection`` (``providers.projection``): a record without
+one stores the contextual model's vectors whole.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from redis.asyncio import Redis
 
 from hindsight_redis.errors import redis_errors
 from hindsight_redis.keys import Keys
+from hindsight_redis.providers.projection import projection_for, stored_dims
 from hindsight_redis.providers.vectors import LEGACY_DATATYPE, Embedder
 from hindsight_redis.resp import as_text
 from hindsight_redis.schema import vector_field_name
@@ -29,6 +32,9 @@ class IndexInfo:
     ``datatype`` and ``context_datatype``: how the static and the contextual
     vector fields store their vectors; every vector written to the index or
     sent to a KNN on it is encoded so (``providers.vectors.vector_bytes``).
+    ``context_projection``: how contextual vectors are projected before that
+    (``providers.projection``; ``""``: whole); ``context_dims`` stays the
+    model's dimension, ``context_field_dims`` is the field's.
     """
 
     name: str
@@ -41,11 +47,17 @@ class IndexInfo:
     context_dims: int = 0
     datatype: str = LEGACY_DATATYPE
     context_datatype: str = LEGACY_DATATYPE
+    context_projection: str = ""
 
     @property
     def has_context(self) -> bool:
         """True when the index has the contextual vector field."""
         return self.context_dims > 0
+
+    @property
+    def context_field_dims(self) -> int:
+        """The dimensions the contextual vector field holds (after the projection); 0: none."""
+        return stored_dims(self.context_projection, self.context_dims) if self.has_context else 0
 
 
 def info_from_meta(keys: Keys, meta: Mapping[str, str]) -> IndexInfo:
@@ -62,17 +74,21 @@ def info_from_meta(keys: Keys, meta: Mapping[str, str]) -> IndexInfo:
         context_dims=int(meta.get("context_dims") or 0),
         datatype=meta.get("datatype") or LEGACY_DATATYPE,
         context_datatype=meta.get("context_datatype") or LEGACY_DATATYPE,
+        context_projection=meta.get("context_projection") or "",
     )
 
 
-def context_record(contextual: Embedder | None, datatype: str) -> dict[str, str]:
-    """The record's fields of the contextual vector (stored as ``datatype``)."""
+def context_record(contextual: Embedder | None, datatype: str, stored: int = 0) -> dict[str, str]:
+    """The record's fields of the contextual vector, stored as ``datatype`` in
+    ``stored`` dimensions where the model has a basis for it (``contextual_stored_dims``;
+    0: whole)."""
     if contextual is None:
-        return {"context_model": "", "context_dims": "0"}
+        return {"context_model": "", "context_dims": "0", "context_projection": ""}
     return {
         "context_model": contextual.model_id,
         "context_dims": str(contextual.dims),
         "context_datatype": datatype,
+        "context_projection": projection_for(contextual.model_id, contextual.dims, stored),
     }
 
 

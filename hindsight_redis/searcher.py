@@ -45,6 +45,7 @@ from hindsight_redis.providers.embedders import (
     contextual_from_settings,
     embedder_from_settings,
 )
+from hindsight_redis.providers.projection import project
 from hindsight_redis.providers.vectors import Embedder, vector_bytes
 from hindsight_redis.query import (
     DISTANCE,
@@ -69,8 +70,7 @@ from hindsight_redis.text import han_runs
 
 logger = logging.getLogger(__name__)
 
-# Depth of the contextual leg: it adds the candidates the other two legs miss;
-# 10-50 gave the same LoCoMo recall, and fewer rows are cheaper to fetch.
+# The contextual leg adds what the others miss: 10-50 gave the same LoCoMo recall.
 CONTEXT_DEPTH = 20
 # Han runs of a query segmented by the server; later runs are used whole.
 _SEGMENTED_RUNS = 64
@@ -87,7 +87,7 @@ class _Plan:
     depth: int
     query_vector: np.ndarray | None
     terms: list[str]
-    context_task: asyncio.Task[Any] | None
+    context_task: asyncio.Task[np.ndarray] | None
     chinese: bool = False
     common: set[str] = dataclass_field(default_factory=set)  # terms that only score (term_stats)
 
@@ -174,8 +174,7 @@ class Searcher:
         when = time_boost.configured(query, time.time(), self.settings)  # dates, a "when?"
         chinese = plan.chinese = bool(han_runs(query))
         if self._has_context_leg(mode) and not chinese:
-            assert self.contextual is not None
-            plan.context_task = asyncio.create_task(self.contextual.embed([query]))
+            plan.context_task = asyncio.create_task(self._embed_context(query))
         blend = Blend(
             alpha=self.settings.hybrid_alpha,
             contextual_weight=self.settings.hybrid_contextual_weight,
@@ -276,11 +275,9 @@ class Searcher:
         candidate gets each cosine, whichever leg found it.
         """
         info = self.info
-        kw_query = (
-            keyword_query(plan.terms, filter_expr, common=plan.common)
-            if plan.mode != "vector"
-            else None
-        )
+        kw_query = None
+        if plan.mode != "vector":
+            kw_query = keyword_query(plan.terms, filter_expr, common=plan.common)
         ctx = (*_HIT_ONLY, CONTEXT_FIELD) if plan.context_task is not None else _HIT_ONLY
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hget(self.keys.index_meta, "generation")
@@ -335,12 +332,17 @@ class Searcher:
             self._raise_leg_error(e, contextual=True)
         return search_rows(reply)
 
+    async def _embed_context(self, query: str) -> np.ndarray:
+        """The contextual query vector, projected as the index stores its vectors."""
+        vectors = await self.contextual.embed([query])  # type: ignore[union-attr]
+        return np.asarray(project(vectors, self.info.context_projection)[0])
+
     async def _context_query(self, plan: _Plan) -> np.ndarray | None:
         """The contextual query vector; None without the leg, or when the model failed."""
         if plan.context_task is None:
             return None
         try:
-            return np.asarray((await plan.context_task)[0], dtype=np.float32)
+            return await plan.context_task
         except Exception as e:  # a broken contextual model must not break search
             logger.warning("contextual query embedding failed (%s); searching without it", e)
             plan.context_task = None
@@ -405,7 +407,7 @@ class Searcher:
         task = plan.context_task
         if task is None or not task.done() or task.cancelled() or task.exception() is not None:
             return None
-        return np.asarray(task.result()[0], np.float32)
+        return task.result()
 
     def _hits(self, ranked: Sequence[Ranked], legs: _Legs) -> list[SearchHit]:
         """The ranked memories as hits, from the fields their legs returned."""

@@ -144,6 +144,13 @@ class Settings(BaseSettings):
         description="Embed search queries with the contextual model's int8 query graph "
         "(about 3x faster, cosine 0.995 to the full graph); documents use the full graph.",
     )
+    contextual_stored_dims: int = Field(
+        256,
+        ge=0,
+        description="Dimensions a new index stores of each MiniLM contextual vector (a PCA "
+        "basis shipped with the package; 0 or 384: whole). Other contextual models store "
+        "theirs whole; an existing index keeps what its record names.",
+    )
     refine_batch_size: int = Field(16, gt=0, description="Memories per background refine step.")
 
     # Index and search

@@ -101,7 +101,7 @@ async def build_pipeline(
             keys,
             contextual,
             batch_size=settings.refine_batch_size,
-            datatype=info.context_datatype,
+            info=info,
         )
     own: list[Stage] = [DedupStage(redis, keys, settings, info, judge=parts.judge)]
 

@@ -26,10 +26,11 @@ import redis.asyncio as aioredis
 
 from hindsight_redis import scripts
 from hindsight_redis.errors import EmbeddingMismatch, redis_errors
-from hindsight_redis.index_record import recorded_index
+from hindsight_redis.index_record import IndexInfo, recorded_index
 from hindsight_redis.keys import Keys
 from hindsight_redis.neighbours import contextual_text
-from hindsight_redis.providers.vectors import LEGACY_DATATYPE, Embedder, vector_bytes
+from hindsight_redis.providers.projection import project
+from hindsight_redis.providers.vectors import LEGACY_DATATYPE, Embedder, Vectors, vector_bytes
 from hindsight_redis.query import refine_pending_filter
 from hindsight_redis.resp import NEVER_DECODE, as_text, search_rows
 from hindsight_redis.schema import CONTEXT_FIELD, TEXT_FIELD
@@ -56,8 +57,9 @@ class Pending(NamedTuple):
 class Refiner:
     """Fills in the contextual vectors of one namespace, a batch per call.
 
-    ``datatype``: how the index stores contextual vectors (``IndexInfo.
-    context_datatype``); None: read from the index record on first use.
+    ``info``: the namespace's index record, which says how the contextual
+    field stores its vectors (``context_datatype``, ``context_projection``);
+    None: read from the record on first use.
     """
 
     def __init__(
@@ -67,19 +69,22 @@ class Refiner:
         embedder: Embedder,
         *,
         batch_size: int = 16,
-        datatype: str | None = None,
+        info: IndexInfo | None = None,
     ) -> None:
         self.redis = redis
         self.keys = keys
         self.embedder = embedder
         self.batch_size = batch_size
-        self.datatype = datatype
+        self.info = info
 
-    async def _datatype(self) -> str:
-        if self.datatype is None:
-            info = await recorded_index(self.redis, self.keys)
-            self.datatype = info.context_datatype if info is not None else LEGACY_DATATYPE
-        return self.datatype
+    async def _stored(self, vectors: Vectors) -> list[bytes]:
+        """``vectors`` as the contextual field stores them (projection, datatype)."""
+        if self.info is None:
+            self.info = await recorded_index(self.redis, self.keys)
+        if self.info is None:  # no record yet: whole float32 vectors, as before records
+            return [vector_bytes(v, LEGACY_DATATYPE) for v in vectors]
+        datatype = self.info.context_datatype
+        return [vector_bytes(v, datatype) for v in project(vectors, self.info.context_projection)]
 
     async def pending(self, limit: int) -> list[Pending]:
         """Up to ``limit`` memories still without a contextual vector.
@@ -126,18 +131,17 @@ class Refiner:
         claimed = await self._claim(found)
         if not claimed:
             return 0
-        vectors = await self.embedder.embed([item.text for item in claimed])
-        datatype = await self._datatype()
+        stored = await self._stored(await self.embedder.embed([item.text for item in claimed]))
         with redis_errors("store contextual vectors"):
             async with self.redis.pipeline(transaction=False) as pipe:
-                for item, vector in zip(claimed, vectors, strict=True):
+                for item, vector in zip(claimed, stored, strict=True):
                     scripts.refine.queue(
                         pipe,
                         memory=item.key,
                         index_meta=self.keys.index_meta,
                         content=item.content,
                         field=CONTEXT_FIELD,
-                        vector=vector_bytes(vector, datatype),
+                        vector=vector,
                         model=self.embedder.model_id,
                     )
                 pipe.delete(*(self._claim_key(item.key) for item in claimed))

@@ -17,6 +17,7 @@ from hindsight_redis.pipeline.base import Candidate
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.providers.contextual import MODEL_ID, MiniLMEmbedder
 from hindsight_redis.providers.embedders import HashEmbedder
+from hindsight_redis.providers.projection import project
 from hindsight_redis.providers.vectors import Vectors, vector_bytes
 from hindsight_redis.resp import as_text
 from hindsight_redis.schema import CONTEXT_FIELD
@@ -30,7 +31,8 @@ from tests.integration.helpers import (
     write_and_drain,
 )
 
-CTX_BYTES = 384 * 2  # float16, the default vector_datatype
+# float16 (the default vector_datatype), projected on 256 of MiniLM's 384 directions
+CTX_BYTES = 256 * 2
 
 
 # ------------------------------------------------------------ worker + refine
@@ -63,10 +65,11 @@ async def test_burst_refines_every_memory(
         vec = np.frombuffer(ctx, dtype=np.float16).astype(np.float32)
         assert abs(float(np.linalg.norm(vec)) - 1.0) < 1e-3
         # it is the contextual embedding of the stored text
-        expected = minilm.embed_sync([as_text(content)])[0]
+        expected = project(minilm.embed_sync([as_text(content)]), "pca256")[0]
         np.testing.assert_allclose(vec, expected, atol=1e-3)
     meta = await redis.hgetall(keys.index_meta)
     assert meta[b"context_model"] == MODEL_ID.encode() and meta[b"context_dims"] == b"384"
+    assert meta[b"context_projection"] == b"pca256"
     info = await MemoryIndex(redis, keys, settings).info()
     assert info is not None and info.has_context and info.context_model == MODEL_ID
     assert not [k async for k in redis.scan_iter(match=keys.refine_claim("*"))]
@@ -204,7 +207,7 @@ async def test_refiner_skips_deleted_and_changed_memories(env: Env, minilm: Mini
     assert await Refiner(env.redis, k, minilm).refine_once() == 1
     refine, ctx = await env.redis.hmget(k.doc("edited"), ["refine", CONTEXT_FIELD])
     assert refine == b"done" and isinstance(ctx, bytes)
-    expected = minilm.embed_sync(["Hank now drives a blue car to work"])[0]
+    expected = project(minilm.embed_sync(["Hank now drives a blue car to work"]), "pca256")[0]
     np.testing.assert_allclose(np.frombuffer(ctx, dtype=np.float16), expected, atol=1e-3)
     assert await Refiner(env.redis, k, minilm).refine_once() == 0  # nothing pending
     assert not await env.redis.exists(k.doc("gone"))
@@ -213,7 +216,8 @@ async def test_refiner_skips_deleted_and_changed_memories(env: Env, minilm: Mini
 async def test_refine_script_results(env: Env, minilm: MiniLMEmbedder) -> None:
     await env.put("m", "Judy waters the office plants on Mondays")
     vec = vector_bytes(
-        minilm.embed_sync(["Judy waters the office plants on Mondays"])[0], "float16"
+        project(minilm.embed_sync(["Judy waters the office plants on Mondays"]), "pca256")[0],
+        "float16",
     )
     k = env.keys
 

@@ -89,8 +89,9 @@ async def test_an_index_built_without_the_field_gains_it_on_open(
     # Rebuild it as an earlier release did: the same schema, no occurred_at.
     await redis.execute_command("FT.DROPINDEX", info.name)  # type: ignore[no-untyped-call]
     schema = index_schema(
-        client.keys, generation=info.generation, dims=info.dims, context_dims=info.context_dims,
-        datatype=info.datatype, context_datatype=info.context_datatype,
+        client.keys, generation=info.generation, dims=info.dims,
+        context_dims=info.context_field_dims, datatype=info.datatype,
+        context_datatype=info.context_datatype,
     )  # fmt: skip
     old_fields = [f for f in schema.redis_fields if f.name != OCCURRED_FIELD]
     definition = IndexDefinition(  # type: ignore[no-untyped-call]
