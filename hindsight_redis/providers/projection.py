@@ -12,7 +12,7 @@ same way before a KNN or a cosine, so only the index record decides, as it
 does for the datatype.
 
 The basis was fitted on MiniLM vectors (``benchmarks/context_projection.py``)
-and applies to that model only; any other contextual model stores its
+and applies to that model only (``BASIS_MODEL``); any other contextual model stores its
 vectors whole. Pure: the basis file is read once, nothing else.
 """
 
@@ -24,11 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from hindsight_redis.providers.contextual import MODEL_ID as BASIS_MODEL
 from hindsight_redis.providers.vectors import Vectors, normalize_rows
 
 BASIS_PATH = Path(__file__).resolve().parent / "minilm" / "pca_basis.npy"
-BASIS_MODEL = "onnx:all-MiniLM-L6-v2-int8"
-"""The contextual model the shipped basis was fitted for."""
 _NAME = re.compile(r"pca([1-9][0-9]*)")
 
 
