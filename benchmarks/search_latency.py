@@ -48,6 +48,7 @@ from hindsight_redis.providers.embedders import (
     contextual_from_settings,
     make_embedder,
 )
+from hindsight_redis.providers.projection import project
 from hindsight_redis.providers.vectors import vector_bytes
 from hindsight_redis.query import keyword_command, keyword_query, keyword_terms, knn_command
 from hindsight_redis.schema import CONTEXT_FIELD, index_schema
@@ -244,7 +245,9 @@ async def bare_legs(
     """p50/p99 ms of hybrid's legs alone: the static KNN, BM25 over the plain union of
     the query's terms and the contextual KNN, with precomputed vectors, one pipeline."""
     static = await embedder.embed(queries)
-    ctx = await contextual.embed(queries) if contextual is not None and info.has_context else None
+    ctx = None
+    if contextual is not None and info.has_context:  # as the index stores them (projected)
+        ctx = project(await contextual.embed(queries), info.context_projection)
     depth = settings.search_candidates
     times = []
     for n, query in enumerate(queries):

@@ -44,6 +44,7 @@ from locomo_recall import held_out_questions, ingest_direct, load_turns
 import hindsight_redis.searcher as searcher_module
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import SearchFilters
+from hindsight_redis.providers.projection import project
 from hindsight_redis.providers.vectors import vector_bytes
 from hindsight_redis.query import (
     build_filter,
@@ -127,7 +128,8 @@ async def ceiling(
     assert searcher.contextual is not None
     texts = [q for q, _ in questions]
     static = await searcher.embedder.embed(texts)
-    contextual = await searcher.contextual.embed(texts)
+    # as the index stores them (projected on its basis)
+    contextual = project(await searcher.contextual.embed(texts), info.context_projection)
     depth = settings.search_candidates
     commands: dict[str, list[list[Any]]] = defaultdict(list)
     for (question, conv), vec, cvec in zip(questions, static, contextual, strict=True):
