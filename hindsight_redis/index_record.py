@@ -78,7 +78,7 @@ def info_from_meta(keys: Keys, meta: Mapping[str, str]) -> IndexInfo:
     )
 
 
-def context_record(contextual: Embedder | None, datatype: str, stored: int = 0) -> dict[str, str]:
+def context_record(contextual: Embedder | None, datatype: str, stored: int) -> dict[str, str]:
     """The record's fields of the contextual vector, stored as ``datatype`` in
     ``stored`` dimensions where the model has a basis for it (``contextual_stored_dims``;
     0: whole)."""

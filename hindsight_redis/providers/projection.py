@@ -13,7 +13,7 @@ does for the datatype.
 
 The basis was fitted on MiniLM vectors (``benchmarks/context_projection.py``)
 and applies to that model only (``BASIS_MODEL``); any other contextual model stores its
-vectors whole. Pure: the basis file is read once, nothing else.
+vectors whole. Pure: the basis file is read once per ``k``, nothing else.
 """
 
 from __future__ import annotations
