@@ -1,10 +1,12 @@
 """Access statistics: searches count their hits cheaply, workers fold them in.
 
-A search adds one ``HINCRBY`` per hit to the namespace's access log
+A search adds one to each hit's counter in the namespace's access log
 (``Keys.access_log``), never writing the memories themselves: a hot memory
 costs one counter, not one hash rewrite (and re-index) per search. The
 counts are sent in the background (``HitCounter``), so no search waits for
-them, and counts queued while one round trip is in flight go in the next.
+them, in one script call per round trip (``scripts.count_hits``: one command
+to pack, not one per hit), and counts queued while one round trip is in
+flight go in the next.
 Workers call ``flush_access_log`` periodically; it moves up to ``batch``
 pending counts into the memories' ``access_count`` and ``last_accessed_at``,
 ``scripts.MEMORIES_PER_CALL`` memories per script call.
@@ -15,11 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
 from collections.abc import Iterable
 
 from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
 
 from hindsight_redis import scripts
 from hindsight_redis.errors import redis_errors
@@ -27,12 +27,6 @@ from hindsight_redis.keys import Keys
 from hindsight_redis.resp import as_text
 
 logger = logging.getLogger(__name__)
-
-
-def count_hits(pipe: Pipeline, keys: Keys, memory_ids: Iterable[str]) -> None:
-    """Queue one access-log increment per hit on ``pipe``."""
-    for memory_id, n in Counter(memory_ids).items():
-        pipe.hincrby(keys.access_log, memory_id, n)
 
 
 class HitCounter:
@@ -67,9 +61,7 @@ class HitCounter:
         while self._pending:
             batch, self._pending = self._pending, []
             try:
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    count_hits(pipe, self.keys, batch)
-                    await pipe.execute()
+                await scripts.count_hits(self.redis, access_log=self.keys.access_log, ids=batch)
             except Exception as e:
                 logger.warning("could not count %d search hits: %s", len(batch), e)
 

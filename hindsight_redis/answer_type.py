@@ -15,6 +15,7 @@ small weight to such memories among the candidates of such questions.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from hindsight_redis.text import has_han
@@ -81,6 +82,11 @@ def asks_time(query: str) -> bool:
     return bool(_QUESTION.search(query) or _HAN_QUESTION.search(query))
 
 
+@functools.lru_cache(maxsize=16_384)
 def tells_time(text: str) -> bool:
-    """Whether ``text`` names a time or a span (a date, a relative time, a duration)."""
+    """Whether ``text`` names a time or a span (a date, a relative time, a duration).
+
+    Cached by text: searches ask it of the same memories again and again (a
+    regex search over a memory costs about 20 us; a cache hit, a dict lookup).
+    """
     return bool(_TIME.search(text) or _HAN_TIME.search(text))

@@ -39,7 +39,7 @@ from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.commands import READ_COMMANDS
 
 from hindsight_redis.errors import ConfigError, transient
-from hindsight_redis.resp import as_text
+from hindsight_redis.resp import RESP_PROTOCOL, as_text
 
 logger = logging.getLogger(__name__)
 
@@ -241,6 +241,7 @@ def open_cluster(
         startup_nodes=[ClusterNode(host, port) for host, port in nodes],
         retry_s=retry_s,
         read_from_replicas=read_from_replicas,
+        protocol=RESP_PROTOCOL,
         decode_responses=False,
         health_check_interval=30,
         socket_timeout=timeout_s,

@@ -21,6 +21,7 @@ from pydantic import SecretStr
 
 from hindsight_redis.cluster import cluster_url, is_cluster_url, list_indexes, open_cluster
 from hindsight_redis.errors import redis_errors
+from hindsight_redis.resp import RESP_PROTOCOL
 from hindsight_redis.server import EmbeddedServer, PersistenceProfile, get_profile
 from hindsight_redis.server.local_cluster import LocalCluster
 from hindsight_redis.settings import Settings, redact_url
@@ -151,6 +152,7 @@ async def open_redis(
 def _open_server(url: str, password: SecretStr | None, timeout_s: float) -> aioredis.Redis:
     return aioredis.Redis.from_url(
         url,
+        protocol=RESP_PROTOCOL,
         decode_responses=False,
         health_check_interval=30,
         password=plain_password(password),

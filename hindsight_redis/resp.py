@@ -11,6 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+RESP_PROTOCOL = 2
+"""The protocol the package's connections speak (redis-py 8 defaults to RESP3).
+
+Replies are read the same way in both (below), but hiredis builds RESP3's
+per-row maps about five times slower than RESP2's flat lists: 105 against
+22 us for one search leg's reply of 40 rows (benchmarks/README.md, search
+speed). A ``protocol`` in the Redis URL still wins."""
+
 NEVER_DECODE: dict[str, Any] = {"NEVER_DECODE": True}
 """``execute_command`` option that keeps reply values as bytes (vectors)."""
 

@@ -28,12 +28,24 @@ import os
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
+from hindsight_redis.providers import bert_graph
+
 logger = logging.getLogger(__name__)
 
-_RECIPE = "dynamic-int8-per-channel-first-ffn-out-float-3"
+_RECIPE = "fused-dynamic-int8-per-channel-first-ffn-out-float-4"
 # Feed-forward output products kept float32, from the first layer on: an early
 # error travels through every later layer (measured: benchmarks/README.md).
 _FLOAT_FEED_FORWARD_LAYERS = 2
+_NUM_HEADS = 12  # all-MiniLM-L6-v2's attention heads
+# Token ids of two sentences ("When did Caroline go to the LGBTQ support group?" and
+# "Yes! Last week, with my kids."): the built graph must embed them as the source does.
+_PROBES = (
+    [101, 2043, 2106, 7981, 2175, 2000, 1996, 12010, 4160, 2490, 2177, 1029, 102],
+    [101, 2748, 999, 2197, 2733, 1010, 2007, 2026, 4268, 1012, 102],
+)
+_MIN_COSINE = 0.98
 
 
 def cache_dir() -> Path:
@@ -80,9 +92,13 @@ def query_graph(model_path: Path) -> Path | None:
 
 
 def build(model_path: Path, target: Path) -> None:
-    """Write the query graph of ``model_path`` to ``target`` (atomically: a temp file, renamed)."""
+    """Write the query graph of ``model_path`` to ``target`` (atomically: a temp file, renamed).
+
+    The fused graph (``bert_graph``) is quantised where it can be built and its
+    vectors match the source's on ``_PROBES``; otherwise the folded graph as
+    exported is (slower, same closeness).
+    """
     import onnxruntime as ort
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
         folded = Path(work) / "folded.onnx"
@@ -92,17 +108,68 @@ def build(model_path: Path, target: Path) -> None:
         options.log_severity_level = 3  # ORT warns that folded graphs are machine-specific
         ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         quantized = Path(work) / "query.onnx"
-        advice = _DropAdvice()
-        logging.getLogger().addFilter(advice)  # quantize_dynamic logs on the root logger
         try:
-            quantize_dynamic(
-                folded, quantized, weight_type=QuantType.QInt8, per_channel=True,
-                nodes_to_exclude=_feed_forward_outputs(folded)[:_FLOAT_FEED_FORWARD_LAYERS],
-            )  # fmt: skip
-        finally:
-            logging.getLogger().removeFilter(advice)
+            fused = Path(work) / "fused.onnx"
+            bert_graph.fuse(folded, fused, num_heads=_NUM_HEADS)
+            excluded = [
+                bert_graph.feed_forward_output(i) for i in range(_FLOAT_FEED_FORWARD_LAYERS)
+            ]
+            _quantize(fused, quantized, excluded)
+            _check_close(model_path, quantized)
+        except Exception as e:  # a graph of another shape: the exported ops, quantised
+            logger.warning("query graph: the fused graph is not usable (%s); quantising the "
+                           "exported graph", e)  # fmt: skip
+            _quantize(folded, quantized, _feed_forward_outputs(folded)[:_FLOAT_FEED_FORWARD_LAYERS])
         os.replace(quantized, target)
     logger.info("built the int8 query graph of %s in %s", model_path.name, target)
+
+
+def _quantize(source: Path, target: Path, float_products: list[str]) -> None:
+    """``quantize_dynamic``: int8 weights per output channel, but ``float_products``."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    advice = _DropAdvice()
+    logging.getLogger().addFilter(advice)  # quantize_dynamic logs on the root logger
+    try:
+        quantize_dynamic(
+            source, target, weight_type=QuantType.QInt8, per_channel=True,
+            nodes_to_exclude=float_products,
+            # the fused operators' outputs have no inferred type: they are float32
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )  # fmt: skip
+    finally:
+        logging.getLogger().removeFilter(advice)
+
+
+def _check_close(source: Path, built: Path) -> None:
+    """Raise ``ValueError`` unless ``built`` embeds ``_PROBES`` (one text alone, and the
+    two padded in one batch) within cosine ``_MIN_COSINE`` of ``source``."""
+    import onnxruntime as ort
+
+    lengths = [len(ids) for ids in _PROBES]
+    width = max(lengths)
+    ids = np.zeros((len(_PROBES), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for row, probe in enumerate(_PROBES):
+        ids[row, : len(probe)] = probe
+        mask[row, : len(probe)] = 1
+    feeds = [
+        {"input_ids": ids[:1, : lengths[0]], "attention_mask": mask[:1, : lengths[0]]},
+        {"input_ids": ids, "attention_mask": mask},
+    ]
+    for graph_feeds in feeds:
+        graph_feeds["token_type_ids"] = np.zeros_like(graph_feeds["input_ids"])
+        vectors = []
+        for path in (source, built):
+            session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+            hidden = session.run(None, graph_feeds)[0]
+            weights = graph_feeds["attention_mask"][..., None]
+            pooled = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
+            vectors.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
+        cosine = float((vectors[0] * vectors[1]).sum(axis=1).min())
+        if cosine < _MIN_COSINE:
+            raise ValueError(f"its vectors differ from the source graph's (cosine {cosine:.3f})")
 
 
 def _feed_forward_outputs(model_path: Path) -> list[str]:

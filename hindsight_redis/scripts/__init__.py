@@ -21,6 +21,7 @@ from hindsight_redis.scripts.lifecycle import (
     purge_if_unchanged,
 )
 from hindsight_redis.scripts.memories import (
+    count_hits,
     flush_access,
     record_if_absent,
     refine,
@@ -45,6 +46,7 @@ __all__ = [
     "archive_if_unchanged",
     "archive_one",
     "commit",
+    "count_hits",
     "dead_letter",
     "delete_item",
     "execute",

@@ -32,6 +32,17 @@ async def refine(
 
 
 @redis_script
+async def count_hits(redis: Redis, *, access_log: Key, ids: ArgList) -> int:
+    """
+    -- Count one search hit of each memory in ids (an id given n times counts n) in
+    -- the access log, which flush_access folds into the memories. -> ids counted
+    for i = ids_first, #ARGV do redis.call('HINCRBY', access_log, ARGV[i], 1) end
+    return #ARGV - ids_first + 1
+    """
+    ...
+
+
+@redis_script
 async def flush_access(
     redis: Redis,
     *,

@@ -68,3 +68,31 @@ def test_an_unwritable_cache_falls_back_with_a_warning(
     with caplog.at_level(logging.WARNING):
         assert query_graph.query_graph(_default_model_path()) is None
     assert "cannot build the int8 query graph" in caplog.text
+
+
+def test_the_query_graph_is_fused_and_reads_padded_batches(cache: Path) -> None:
+    import onnx
+
+    path = query_graph.query_graph(_default_model_path())
+    assert path is not None
+    nodes = onnx.load(str(path)).graph.node
+    assert sum(n.op_type == "QAttention" for n in nodes) == 6  # one per layer
+    assert len(nodes) < 150  # the exported graph quantised has about 440
+    # several texts of different lengths in one padded batch: padding is masked
+    batched = MiniLMEmbedder(for_queries=True).embed_sync(SENTENCES)
+    assert (batched * MiniLMEmbedder().embed_sync(SENTENCES)).sum(axis=1)[:-1].min() > 0.98
+
+
+def test_a_fused_graph_that_does_not_match_falls_back_to_the_exported_ops(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import onnx
+
+    monkeypatch.setattr(query_graph, "_MIN_COSINE", 1.01)  # no graph is that close
+    with caplog.at_level(logging.WARNING):
+        path = query_graph.query_graph(_default_model_path())
+    assert path is not None
+    assert "the fused graph is not usable" in caplog.text
+    assert not any(n.op_type == "QAttention" for n in onnx.load(str(path)).graph.node)
+    fast = MiniLMEmbedder(for_queries=True).embed_sync(SENTENCES[:1])
+    assert (fast * MiniLMEmbedder().embed_sync(SENTENCES[:1])).sum() > 0.99
