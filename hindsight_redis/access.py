@@ -5,8 +5,9 @@ A search adds one to each hit's counter in the namespace's access log
 costs one counter, not one hash rewrite (and re-index) per search. The
 counts are sent in the background (``HitCounter``), so no search waits for
 them, in one script call per round trip (``scripts.count_hits``: one command
-to pack, not one per hit), and counts queued while one round trip is in
-flight go in the next.
+to pack, not one per hit), and at most one round trip per ``COALESCE_S``:
+the counts of the searches meanwhile share it (a round trip per search cost
+a socket write and a wake-up of Redis beside the next search).
 Workers call ``flush_access_log`` periodically; it moves up to ``batch``
 pending counts into the memories' ``access_count`` and ``last_accessed_at``,
 ``scripts.MEMORIES_PER_CALL`` memories per script call.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Iterable
 
 from redis.asyncio import Redis
@@ -29,20 +31,27 @@ from hindsight_redis.resp import as_text
 logger = logging.getLogger(__name__)
 
 
+COALESCE_S = 0.1
+"""How long counts wait for more before they are sent (``HitCounter``)."""
+# Memories per count_hits call: a script holds Redis for its whole run.
+_MEMORIES_PER_CALL = 500
+
+
 class HitCounter:
     """Counts search hits in the access log in the background, coalescing bursts.
 
-    ``count`` returns at once; one task sends what is pending in one
-    pipelined round trip, then what was counted meanwhile, until nothing is
-    left. A failed round trip (a full disk) is logged and its counts dropped:
+    ``count`` returns at once; one task waits ``coalesce_s``, sends what is
+    pending in one round trip, then what was counted meanwhile, until nothing
+    is left. A failed round trip (a full disk) is logged and its counts dropped:
     they are statistics, and the search already has its answer. ``drain``
     waits until every count so far is sent (``aclose`` of the clients calls
     it before closing the connection).
     """
 
-    def __init__(self, redis: Redis, keys: Keys) -> None:
+    def __init__(self, redis: Redis, keys: Keys, *, coalesce_s: float = COALESCE_S) -> None:
         self.redis = redis
         self.keys = keys
+        self.coalesce_s = coalesce_s
         self._pending: list[str] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -58,10 +67,18 @@ class HitCounter:
             await asyncio.shield(self._task)
 
     async def _send(self) -> None:
+        await asyncio.sleep(self.coalesce_s)
         while self._pending:
             batch, self._pending = self._pending, []
+            counts = list(Counter(batch).items())
             try:
-                await scripts.count_hits(self.redis, access_log=self.keys.access_log, ids=batch)
+                for start in range(0, len(counts), _MEMORIES_PER_CALL):
+                    chunk = counts[start : start + _MEMORIES_PER_CALL]
+                    await scripts.count_hits(
+                        self.redis,
+                        access_log=self.keys.access_log,
+                        counts=[str(part) for pair in chunk for part in pair],
+                    )
             except Exception as e:
                 logger.warning("could not count %d search hits: %s", len(batch), e)
 

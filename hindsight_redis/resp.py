@@ -82,9 +82,12 @@ def search_rows(reply: Any, *, with_scores: bool = False) -> list[SearchRow]:
         return rows
     items = list(reply[1:])
     step = 3 if with_scores else 2
+    names = _FIELD_NAMES
     for i in range(0, len(items) - step + 1, step):
         score = float(items[i + 1]) if with_scores else None
-        rows.append(SearchRow(as_text(items[i]), score, reply_map(items[i + step - 1])))
+        pairs = iter(items[i + step - 1] or ())
+        fields = {names.get(k) or _field_name(k): v for k, v in zip(pairs, pairs, strict=False)}
+        rows.append(SearchRow(as_text(items[i]), score, fields))
     return rows
 
 

@@ -32,12 +32,12 @@ async def refine(
 
 
 @redis_script
-async def count_hits(redis: Redis, *, access_log: Key, ids: ArgList) -> int:
+async def count_hits(redis: Redis, *, access_log: Key, counts: ArgList) -> int:
     """
-    -- Count one search hit of each memory in ids (an id given n times counts n) in
-    -- the access log, which flush_access folds into the memories. -> ids counted
-    for i = ids_first, #ARGV do redis.call('HINCRBY', access_log, ARGV[i], 1) end
-    return #ARGV - ids_first + 1
+    -- Add search hits to the access log, which flush_access folds into the memories:
+    -- counts holds pairs (memory id, hits). -> memories counted
+    for i = counts_first, #ARGV, 2 do redis.call('HINCRBY', access_log, ARGV[i], ARGV[i + 1]) end
+    return (#ARGV - counts_first + 1) / 2
     """
     ...
 

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from hindsight_redis import access
 from hindsight_redis.access import HitCounter, flush_access_log
 from hindsight_redis.admin import list_conflicts
 from hindsight_redis.errors import EmbeddingMismatch, InvalidQuery
@@ -264,6 +265,26 @@ async def test_hit_counts_are_sent_in_the_background_and_coalesced(env: Env) -> 
     assert await env.redis.hgetall(env.keys.access_log) == {b"tea": b"2", b"deploy": b"1"}
     counter.count([])
     await counter.drain()  # nothing pending: returns at once
+
+
+async def test_hit_counts_of_many_searches_share_one_round_trip(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    count_hits = access.scripts.count_hits
+
+    async def counted(redis: Any, *, access_log: str, counts: list[str]) -> int:
+        calls.append(len(counts) // 2)
+        return await count_hits(redis, access_log=access_log, counts=counts)
+
+    monkeypatch.setattr(access.scripts, "count_hits", counted)
+    counter = HitCounter(env.redis, env.keys, coalesce_s=0.05)
+    for search in range(3):  # three searches within the window, one memory in all
+        counter.count([f"m{search}-{n}" for n in range(400)] + ["hot"])
+    await counter.drain()
+    assert calls == [500, 500, 201]  # 1,201 memories: chunks of 500, one window
+    log = await env.redis.hgetall(env.keys.access_log)
+    assert len(log) == 1201 and log[b"hot"] == b"3" and log[b"m2-399"] == b"1"
 
 
 async def test_a_failed_hit_count_is_logged_and_the_search_keeps_its_answer(
