@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo_recall import held_out_questions, ingest_direct, load_turns
 
 import hindsight_redis.searcher as searcher_module
+from hindsight_redis import access
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import SearchFilters
 from hindsight_redis.providers.projection import project
@@ -101,9 +102,10 @@ def instrument(searcher: Searcher, timings: Timings) -> None:
     )
     searcher._scores = _wrap_sync(timings, "scores from rows", searcher._scores)  # type: ignore[method-assign]
     searcher._hits = _wrap_sync(timings, "hits from rows", searcher._hits)  # type: ignore[method-assign]
-    searcher.hit_counter._send = _wrap(
-        timings, "access count round trip (background)", searcher.hit_counter._send
-    )  # type: ignore[method-assign]
+    access.scripts.count_hits = _wrap(  # type: ignore[attr-defined]
+        timings, "access counts, one script call per 0.1 s (background)",
+        access.scripts.count_hits,
+    )  # fmt: skip
     searcher_module.fuse = _wrap_sync(timings, "fusion", searcher_module.fuse)  # type: ignore[attr-defined]
     execute = redis_client.Pipeline.execute
 
@@ -237,6 +239,7 @@ async def run(url: str, args: argparse.Namespace) -> None:
         stream = io.StringIO()
         pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(args.top)
         print("\ncProfile, main thread, by own time:\n" + stream.getvalue())
+        await searcher.aclose()  # the hit counts still waiting for their window
     finally:
         await redis.aclose()
 
