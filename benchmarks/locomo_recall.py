@@ -145,13 +145,16 @@ async def ingest_direct(
             vectors = await embedder.embed([t[2] for t in chunk])
             around = contexts[start : start + 256]
             async with redis.pipeline(transaction=False) as pipe:
-                for (conv, dia, content, date), vec, ctx in zip(
-                    chunk, vectors, around, strict=True
+                for offset, ((conv, dia, content, date), vec, ctx) in enumerate(
+                    zip(chunk, vectors, around, strict=True)
                 ):
                     memory_id = f"{conv}-{dia}".replace(":", "_")
+                    # written in turn order, a millisecond apart, as a transcript's writes
+                    # are (the turns that tell when are read by created_at: time_search)
+                    written = now + (start + offset) / 1000
                     event = MemoryEvent(
                         event_id=memory_id, namespace=keys.namespace, content=content,
-                        session_id=conv, source=dia, tags=(date,), created_at=now,
+                        session_id=conv, source=dia, tags=(date,), created_at=written,
                         occurred_at=session_time(date), context=ctx,
                     )  # fmt: skip
                     queue_memory(pipe, keys, info, event, vec)
