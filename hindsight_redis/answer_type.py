@@ -82,7 +82,7 @@ def asks_time(query: str) -> bool:
     return bool(_QUESTION.search(query) or _HAN_QUESTION.search(query))
 
 
-@functools.lru_cache(maxsize=16_384)
+@functools.lru_cache(maxsize=4096)
 def tells_time(text: str) -> bool:
     """Whether ``text`` names a time or a span (a date, a relative time, a duration).
 

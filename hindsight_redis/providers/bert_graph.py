@@ -5,12 +5,12 @@ quantised (reshapes, transposes, masks, each matrix product and bias apart),
 and on one short query onnxruntime spends about as long dispatching them as
 multiplying. This module reads the weights out of the folded graph (float32
 weights as constants: ``query_graph.build`` folds it first) and writes the
-same network as 43 nodes of onnxruntime's ``com.microsoft`` operators, per
+same network as 46 nodes of onnxruntime's ``com.microsoft`` operators, per
 layer: ``Attention`` (the three projections in one product, the softmax, the
 heads), the output product, ``SkipLayerNormalization`` (residual, bias and
 norm), the feed-forward products around ``BiasGelu``, and another
 ``SkipLayerNormalization``; embeddings and their norm are one
-``EmbedLayerNormalization``. Quantised, a query is about a third faster
+``EmbedLayerNormalization``. Quantised, a query is a fifth to a third faster
 (benchmarks/README.md, search speed).
 
 Only the weights are taken from the source: the layer structure is BERT's,

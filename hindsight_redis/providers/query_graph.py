@@ -160,11 +160,14 @@ def _check_close(source: Path, built: Path) -> None:
         {"input_ids": ids[:1, : lengths[0]], "attention_mask": mask[:1, : lengths[0]]},
         {"input_ids": ids, "attention_mask": mask},
     ]
+    sessions = [
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        for path in (source, built)
+    ]
     for graph_feeds in feeds:
         graph_feeds["token_type_ids"] = np.zeros_like(graph_feeds["input_ids"])
         vectors = []
-        for path in (source, built):
-            session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        for session in sessions:
             hidden = session.run(None, graph_feeds)[0]
             weights = graph_feeds["attention_mask"][..., None]
             pooled = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
