@@ -197,7 +197,8 @@ async def test_a_full_disk_is_reported_and_nothing_is_lost_once_there_is_room(
     task = asyncio.create_task(worker.run_async())
     try:
         async with AsyncMemoryClient(settings) as client:
-            receipts = []
+            # one memory searchable before the disk fills
+            receipts = [await client.write("The nightly batch job failed at 02:00", wait=True)]
             padding = "log line of the nightly batch job; " * 150  # ~5 KB a memory
             with pytest.raises(RedisUnavailable) as refused:
                 for n in range(1000):  # 1 MiB of AOF fills the "disk" long before the end
@@ -211,6 +212,9 @@ async def test_a_full_disk_is_reported_and_nothing_is_lost_once_there_is_room(
             out = capsys.readouterr().out
             assert "refuses every write" in out and "MISCONF" in out and "redis.log" in out
             assert not task.done()  # the worker waits; it does not crash
+            # Searches still answer: a search reads, and its hit counts are best-effort.
+            found = await client.search("nightly batch job failed", mode="hybrid")
+            assert receipts[0].id in {hit.id for hit in found}
             # Room again: Redis retries its AOF write and takes writes by itself.
             unlimited = resource.RLIM_INFINITY
             resource.prlimit(state.pid, resource.RLIMIT_FSIZE, (unlimited, unlimited))
