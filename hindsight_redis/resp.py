@@ -15,9 +15,9 @@ RESP_PROTOCOL = 2
 """The protocol the package's connections speak (redis-py 8 defaults to RESP3).
 
 Replies are read the same way in both (below), but hiredis builds RESP3's
-per-row maps about five times slower than RESP2's flat lists: 105 against
-22 us for one search leg's reply of 40 rows (benchmarks/README.md, search
-speed). A ``protocol`` in the Redis URL still wins."""
+per-row maps about five times slower than RESP2's flat lists: 57.8 against
+11.9 us for a search leg's reply (``benchmarks/resp_parse.py``). A
+``protocol`` in the Redis URL still wins."""
 
 NEVER_DECODE: dict[str, Any] = {"NEVER_DECODE": True}
 """``execute_command`` option that keeps reply values as bytes (vectors)."""
@@ -55,6 +55,12 @@ def _field_name(raw: Any) -> str:
     return name
 
 
+def _row_fields(pairs: Any) -> dict[str, Any]:
+    """A row's (name, value) pairs as a dict with the names decoded once (``_FIELD_NAMES``)."""
+    names = _FIELD_NAMES
+    return {names.get(k) or _field_name(k): v for k, v in pairs}
+
+
 @dataclass(frozen=True, slots=True)
 class SearchRow:
     """One document of an ``FT.SEARCH`` reply: its key, score (``WITHSCORES``) and fields."""
@@ -73,20 +79,15 @@ def search_rows(reply: Any, *, with_scores: bool = False) -> list[SearchRow]:
                 key, score, extra = item[b"id"], item.get(b"score"), item.get(b"extra_attributes")
             else:
                 key, score, extra = item.get("id"), item.get("score"), item.get("extra_attributes")
-            fields = (
-                {_FIELD_NAMES.get(k) or _field_name(k): v for k, v in extra.items()}
-                if extra
-                else {}
-            )
+            fields = _row_fields(extra.items()) if extra else {}
             rows.append(SearchRow(as_text(key), None if score is None else float(score), fields))
         return rows
     items = list(reply[1:])
     step = 3 if with_scores else 2
-    names = _FIELD_NAMES
     for i in range(0, len(items) - step + 1, step):
         score = float(items[i + 1]) if with_scores else None
         pairs = iter(items[i + step - 1] or ())
-        fields = {names.get(k) or _field_name(k): v for k, v in zip(pairs, pairs, strict=False)}
+        fields = _row_fields(zip(pairs, pairs, strict=False))
         rows.append(SearchRow(as_text(items[i]), score, fields))
     return rows
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from hindsight_redis.errors import EmbeddingError
 from hindsight_redis.providers.query_graph import query_graph
-from hindsight_redis.providers.vectors import Vectors, normalize_rows, text_list
+from hindsight_redis.providers.vectors import Vectors, mean_pooled, normalize_rows, text_list
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class MiniLMEmbedder:
         tokenizer, session = self._load()
         out = np.empty((len(texts), DIMS), dtype=np.float32)
         for chunk, feeds in _batches(tokenizer, texts):
-            out[chunk] = _mean_pooled(session.run(None, feeds)[0], feeds["attention_mask"])
+            out[chunk] = mean_pooled(session.run(None, feeds)[0], feeds["attention_mask"])
         return normalize_rows(out)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
@@ -150,7 +150,7 @@ class MiniLMEmbedder:
         out = np.empty((len(texts), DIMS), dtype=np.float32)
         for chunk, feeds in _batches(tokenizer, texts):
             hidden = (await asyncio.to_thread(session.run, None, feeds))[0]
-            out[chunk] = _mean_pooled(hidden, feeds["attention_mask"])
+            out[chunk] = mean_pooled(hidden, feeds["attention_mask"])
         return normalize_rows(out)
 
     def _session_ready(self) -> tuple[Any, Any] | None:
@@ -176,9 +176,3 @@ def _batches(tokenizer: Any, texts: list[str]) -> Iterator[tuple[list[int], dict
             chunk,
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
         )
-
-
-def _mean_pooled(hidden: Any, mask: Any) -> Any:
-    """The mean of each text's token vectors (padding excluded)."""
-    summed = (hidden * mask[..., None]).sum(axis=1)
-    return summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from hindsight_redis.providers import bert_graph
+from hindsight_redis.providers.vectors import mean_pooled, normalize_rows
 
 logger = logging.getLogger(__name__)
 
@@ -166,12 +167,10 @@ def _check_close(source: Path, built: Path) -> None:
     ]
     for graph_feeds in feeds:
         graph_feeds["token_type_ids"] = np.zeros_like(graph_feeds["input_ids"])
-        vectors = []
-        for session in sessions:
-            hidden = session.run(None, graph_feeds)[0]
-            weights = graph_feeds["attention_mask"][..., None]
-            pooled = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
-            vectors.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
+        vectors = [
+            normalize_rows(mean_pooled(s.run(None, graph_feeds)[0], graph_feeds["attention_mask"]))
+            for s in sessions
+        ]
         cosine = float((vectors[0] * vectors[1]).sum(axis=1).min())
         if cosine < _MIN_COSINE:
             raise ValueError(f"its vectors differ from the source graph's (cosine {cosine:.3f})")

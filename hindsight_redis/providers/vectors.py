@@ -132,3 +132,10 @@ def text_list(texts: Sequence[str]) -> list[str]:
     if isinstance(texts, str):
         raise TypeError("embed() takes a sequence of texts, not a single str: wrap it in a list")
     return list(texts)
+
+
+def mean_pooled(hidden: npt.NDArray[Any], mask: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """The mean of each text's token vectors (``hidden``: batch x tokens x dims), padding
+    (``mask`` 0) excluded: a transformer's sentence vector, before normalising."""
+    summed = (hidden * mask[..., None]).sum(axis=1)
+    return np.asarray(summed / np.maximum(mask.sum(axis=1, keepdims=True), 1))
