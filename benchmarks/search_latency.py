@@ -227,7 +227,9 @@ async def run_size(
             rows.append((mode, pct(times, 50), pct(times, 99)))
         bare_times = await timed(bare_query, queries)
         rows[0] = ("bare redisvl VectorQuery", pct(bare_times, 50), pct(bare_times, 99))
-        legs = await bare_legs(redis, info, settings, embedder, contextual, queries)
+        common = searcher.term_stats.common  # the keyword leg's query as the searcher sends it
+        legs = await bare_legs(redis, info, settings, embedder, contextual, queries, common)
+        await searcher.aclose()
         rows.append(("ceiling: bare legs, precomputed vectors, one pipeline", *legs))
         return rows
     finally:
@@ -241,9 +243,11 @@ async def bare_legs(
     embedder: Embedder,
     contextual: Embedder | None,
     queries: list[str],
+    common: Callable[[list[str]], set[str]],
 ) -> tuple[float, float]:
-    """p50/p99 ms of hybrid's legs alone: the static KNN, BM25 over the plain union of
-    the query's terms and the contextual KNN, with precomputed vectors, one pipeline."""
+    """p50/p99 ms of hybrid's legs alone: the static KNN, BM25 over the query's terms
+    (the rarest select, ``common`` ones only score, as the searcher sends it) and the
+    contextual KNN, with precomputed vectors, one pipeline."""
     static = await embedder.embed(queries)
     ctx = None
     if contextual is not None and info.has_context:  # as the index stores them (projected)
@@ -263,7 +267,8 @@ async def bare_legs(
                     settings.hnsw_ef_runtime,
                 )
             )
-            kw = keyword_query(keyword_terms(query), None)
+            terms = keyword_terms(query)
+            kw = keyword_query(terms, None, common=common(terms))
             if kw is not None:
                 pipe.execute_command(*keyword_command(info.alias, kw, depth))
             if ctx is not None:

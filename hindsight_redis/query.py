@@ -269,8 +269,8 @@ def keyword_query(
     (``build_filter`` always does): RediSearch ignores ``$weight`` on a
     single tag clause.
 
-    ``common`` terms (``term_stats``: in a large share of the index) only
-    score: the union selects by the other terms, and every term is an
+    ``common`` terms (``term_stats``: past the budget of the rarest ones)
+    only score: the union selects by the other terms, and every term is an
     optional clause, so a common term adds its score to the documents the
     rare ones found without making the server score every document it is in.
     """

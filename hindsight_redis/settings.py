@@ -211,14 +211,14 @@ class Settings(BaseSettings):
         True, description="Make the search module's GC run every 2 s at connect time."
     )
     keyword_common_share: float = Field(
-        0.05,
+        0.02,
         gt=0.0,
         le=1.0,
-        description="A query term in more than this share of the memories only scores "
-        "(selects none); 1 turns it off.",
+        description="Keyword budget: the rarest query terms select documents while their "
+        "counts add up to this share of the memories; the others only score (1: off).",
     )
     keyword_common_min_docs: int = Field(
-        1000, ge=0, description="...and in more than this many memories."
+        2000, ge=0, description="...and to at least this many memories."
     )
     dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)
     conflict_threshold: float = Field(

@@ -1,13 +1,16 @@
-"""Document frequencies of query terms, learned from searches: which terms are common.
+"""Document frequencies of query terms, learned from searches: which terms select.
 
 RediSearch 2.10 scores every document that matches any term of a union (no
 top-k pruning), so a keyword query with a term found in a quarter of 100,000
 memories scores 25,000 documents. Like Lucene's common-terms query, the
-keyword leg lets only the rarer terms select documents; a common term (in
-more than ``keyword_common_share`` of the index's memories, and in more than
-``keyword_common_min_docs``) still adds its BM25 score to the documents the
-rare terms selected (``query.keyword_query``), but selects none itself.
-When every term is common, all of them select, as before.
+keyword leg lets only the rarest terms select documents: the rarest first,
+while their counts add up to at most a budget (``keyword_common_share`` of
+the index's memories, at least ``keyword_common_min_docs``), and always the
+rarest one. Every other term still adds its BM25 score to the documents the
+selecting terms found (``query.keyword_query``), but selects none itself.
+The best BM25 matches contain the rare terms, so the top of the ranking
+barely moves while the server scores a few thousand documents instead of
+tens of thousands (benchmarks/README.md, "Keyword leg at 100,000").
 
 Frequencies come from the server (``FT.SEARCH ... LIMIT 0 0`` counts a term's
 matches) in the background after a search, so no search waits for them: a
@@ -59,18 +62,26 @@ class TermStats:
         return entry[1]
 
     def common(self, terms: Sequence[str], now: float | None = None) -> set[str]:
-        """The terms known to be common; empty when every term is (then all select)."""
+        """The terms that only score: all but the rarest ones whose counts add up to the
+        budget (the rarest always selects; terms not counted yet select as rare)."""
         now = time.monotonic() if now is None else now
         num_docs = self._fresh(self._num_docs, now)
         if num_docs is None or self.common_share >= 1.0:
             return set()
-        cut = max(self.common_share * num_docs, self.common_min_docs)
-        found = set()
-        for term in terms:
-            count = self._fresh(self._counts.get(term), now)
-            if count is not None and count > cut:
-                found.add(term)
-        return found if len(found) < len(terms) else set()
+        budget = max(self.common_share * num_docs, self.common_min_docs)
+        counted = sorted(
+            (count, term)
+            for term in dict.fromkeys(terms)
+            if (count := self._fresh(self._counts.get(term), now)) is not None
+        )
+        selecting = len(counted) < len(set(terms))  # a term not counted yet selects
+        spent = 0
+        for n, (count, _) in enumerate(counted):
+            if selecting and spent + count > budget:
+                return {term for _, term in counted[n:]}
+            spent += count
+            selecting = True
+        return set()
 
     def unknown(self, terms: Sequence[str], now: float | None = None) -> list[str]:
         """The terms without a fresh count (and not being counted)."""

@@ -10,7 +10,7 @@ def stats(**kwargs: float) -> TermStats:
     return TermStats(**options)  # type: ignore[arg-type]
 
 
-def test_a_term_is_common_over_the_share_and_the_floor() -> None:
+def test_a_term_over_the_budget_only_scores_unless_under_the_floor() -> None:
     s = stats()
     s.record({"caroline": 6_000, "paris": 300, "ok": 4_000}, num_docs=100_000, now=0.0)
     assert s.common(["caroline", "paris", "ok"], now=1.0) == {"caroline"}  # 5% is 5,000
@@ -19,10 +19,19 @@ def test_a_term_is_common_over_the_share_and_the_floor() -> None:
     assert small.common(["caroline", "paris"], now=1.0) == set()  # under the 1,000 floor
 
 
-def test_unknown_terms_select_and_all_common_means_none() -> None:
+def test_the_rarest_terms_select_while_their_counts_fit_the_budget() -> None:
+    s = stats()  # 5% of 100,000: the selecting terms may match 5,000 memories in all
+    s.record({"x": 2_000, "y": 2_500, "z": 3_000, "w": 600}, num_docs=100_000, now=0.0)
+    assert s.common(["z", "y", "x"], now=1.0) == {"z"}  # 2,000 + 2,500 fit, + 3,000 not
+    assert s.common(["w", "x", "y"], now=1.0) == {"y"}
+    assert s.common(["x", "x", "y"], now=1.0) == set()  # a repeated term counts once
+
+
+def test_the_rarest_term_always_selects_and_unknown_terms_select() -> None:
     s = stats()
     s.record({"a": 50_000, "b": 60_000}, num_docs=100_000, now=0.0)
-    assert s.common(["a", "b"], now=1.0) == set()  # nothing rarer would select
+    assert s.common(["a", "b"], now=1.0) == {"b"}  # a selects, though over the budget
+    assert s.common(["b"], now=1.0) == set()
     assert s.common(["a", "b", "new"], now=1.0) == {"a", "b"}
     assert s.unknown(["a", "new"], now=1.0) == ["new"]
 
