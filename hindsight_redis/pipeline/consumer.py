@@ -46,6 +46,9 @@ from hindsight_redis.settings import Settings
 
 log = logging.getLogger(__name__)
 
+FOLD_WHILE_BUSY_S = 60.0
+"""How long access counts may wait to be folded while writes keep coming."""
+
 
 @dataclass(slots=True)
 class WorkerReport:
@@ -87,6 +90,7 @@ class NamespaceConsumer:
         self.own_pending_first = False  # after an outage: re-read what this consumer held
         self.may_refine = True  # False once the refiner found nothing, until the next commit
         self.last_reclaim = 0.0
+        self.last_fold = time.monotonic()  # the first fold waits, as while busy
         self._shared = shared
         self._stages = list(stages) if stages is not None else None
         self._extra_stages = list(extra_stages)
@@ -327,10 +331,22 @@ class NamespaceConsumer:
         self.report.refined += done
         return done
 
-    async def maintain(self) -> None:
-        """Trim what every group acknowledged; fold the access log (never raises)."""
+    async def maintain(self, *, busy: bool = False) -> None:
+        """Trim what every group acknowledged; fold the access log (never raises).
+
+        ``busy`` (writes keep coming): the fold waits until the worker is idle,
+        or at most ``FOLD_WHILE_BUSY_S`` since the last one. A fold rewrites
+        every memory searched or merged into since, and RediSearch re-indexes
+        a hash on any write (both vectors): up to a second of Redis time taken
+        from ingest (benchmarks/README.md, "Upkeep yields to ingest"). Nothing
+        waits on it: ``get()`` and sweeps read the pending log too.
+        """
         try:
             await trim_acknowledged(self.redis, self.keys, self.settings.stream_keep_acked)
+            now = time.monotonic()
+            if busy and now - self.last_fold < FOLD_WHILE_BUSY_S:
+                return
+            self.last_fold = now
             if self._built is not None and self._built.maintenance is not None:
                 await self._built.maintenance()
         except Exception:  # maintenance must never stop consumption

@@ -164,14 +164,14 @@ class Worker:
             min(self.settings.worker_block_ms, 100) if burst else self.settings.worker_block_ms
         )
         outage_s = 0.0
-        refining = False
+        refining = busy = False
         while not self._stopping.is_set():
             try:
                 with redis_errors("consume the stream"):
                     if self._served.refresh_due:
                         await self._served.refresh(redis)
                     # While refining, only peek at the streams between refine steps.
-                    if await self._round(redis, None if refining else block_ms):
+                    if busy := await self._round(redis, None if refining else block_ms):
                         refining = False
                     else:
                         refining = await self._refine() > 0
@@ -179,7 +179,7 @@ class Worker:
                             break
                     if time.monotonic() - last_maintenance > self._maintenance_every_s:
                         last_maintenance = time.monotonic()
-                        await self._maintain_some()
+                        await self._maintain_some(busy=busy)
                     self._start_a_sweep()  # runs beside consumption
                     outage_s = 0.0
             except RedisUnavailable as e:
@@ -386,12 +386,13 @@ class Worker:
         """True when every entry of every served stream was delivered and acknowledged."""
         return await all_drained(redis, list(self._served.by_stream))
 
-    async def _maintain_some(self) -> None:
-        """Maintain the next namespaces in turn: each at least every ``_MAINTAIN_EACH_S``."""
+    async def _maintain_some(self, *, busy: bool) -> None:
+        """Maintain the next namespaces in turn: each at least every ``_MAINTAIN_EACH_S``
+        (``busy``: the last round had writes to process)."""
         consumers = self._served.rotation(self._maintain_turn)
         share = math.ceil(len(consumers) * self._maintenance_every_s / _MAINTAIN_EACH_S)
         for consumer in consumers[:share]:
-            await consumer.maintain()
+            await consumer.maintain(busy=busy)
         self._maintain_turn += share
 
     def _start_a_sweep(self) -> None:

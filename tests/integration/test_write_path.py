@@ -10,6 +10,8 @@ from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Backpressure, InvalidMemory, Settings, Worker
 from hindsight_redis.codec import EVENT_FIELD
+from hindsight_redis.pipeline.assembly import shared_parts
+from hindsight_redis.pipeline.consumer import FOLD_WHILE_BUSY_S
 from tests.conftest import Drain
 from tests.integration.helpers import FailOn, Slow, hash_writes
 
@@ -351,6 +353,38 @@ async def test_merges_are_logged_and_folded_into_the_memory_once(
     assert not await redis.exists(client.keys.merge_log, client.keys.access_log)
     record = await client.get(first.id)
     assert record is not None and record.sources == ("chat#1", "chat#2", "chat#3")
+
+
+async def test_the_fold_waits_while_writes_keep_coming(
+    client: AsyncMemoryClient, drain: Drain, redis: Redis, settings: Settings
+) -> None:
+    first = await client.write(FACT, source="chat#1")
+    await drain()
+
+    async def merge(source: str) -> None:  # as the commit logs a merge, not folded yet
+        await redis.hset(client.keys.merge_log, first.id, source)
+        await redis.hincrby(client.keys.access_log, first.id, 1)
+
+    await merge("chat#2")
+    worker = Worker(settings)
+    worker._shared = shared_parts(settings)
+    consumer = worker._consumer(redis, settings.namespace)
+    await consumer.start()
+    key = client.keys.doc(first.id)
+
+    async def sources() -> bytes | None:
+        return await redis.hget(key, "sources")  # type: ignore[no-any-return]
+
+    async with hash_writes(redis, key) as writes:
+        await consumer.maintain(busy=True)  # the memory is not re-indexed beside ingest
+        assert await sources() == b"chat#1" and await redis.exists(client.keys.merge_log)
+        consumer.last_fold -= FOLD_WHILE_BUSY_S  # ...for longer than this
+        await consumer.maintain(busy=True)
+        assert await sources() == b"chat#1|chat#2"
+        await merge("chat#3")
+        await consumer.maintain(busy=False)  # idle: at once
+        assert await sources() == b"chat#1|chat#2|chat#3"
+    assert writes.count == 2
 
 
 async def test_a_memory_shows_the_sources_merged_into_it_before_the_fold(
