@@ -8,7 +8,8 @@ them, in one script call per round trip (``scripts.count_hits``: one command
 to pack, not one per hit), and at most one round trip per ``COALESCE_S``:
 the counts of the searches meanwhile share it (a round trip per search cost
 a socket write and a wake-up of Redis beside the next search).
-Workers call ``flush_access_log`` periodically; it moves up to ``batch``
+Workers call ``flush_access_log`` periodically (while writes keep coming, at
+most every ``pipeline.consumer.FOLD_WHILE_BUSY_S``); it moves up to ``batch``
 pending counts into the memories' ``access_count`` and ``last_accessed_at``,
 ``scripts.MEMORIES_PER_CALL`` memories per script call.
 """
