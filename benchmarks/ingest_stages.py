@@ -4,7 +4,7 @@
     python benchmarks/ingest_stages.py --count 5000
 
 The texts of ``ingest.py``'s end-to-end run go through the worker's steps in
-one process, one batch of 128 after the other, against one embedded Redis:
+one process, one batch (``worker_batch_size``) after the other, against one embedded Redis:
 decode (the stream entry's msgpack), the stages (rules, score, summarize,
 embed, dedup) and the commit. Nothing else runs meanwhile, so a stage's
 worker CPU is the process's CPU while it runs (its thread alone, and all
@@ -38,7 +38,7 @@ from hindsight_redis.pipeline.commit import Committer
 from common import embedded_redis
 from ingest import e2e_texts
 
-BATCH = 128
+BATCH = Settings().worker_batch_size
 _T = TypeVar("_T")
 
 

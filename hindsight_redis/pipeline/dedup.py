@@ -214,20 +214,24 @@ class DedupStage:
         # taking a core from the worker's own process, Redis and the other workers.
         matrix = np.stack([c.embedding for c in todo if c.embedding is not None])
         sims = np.einsum("ik,jk->ij", matrix, matrix)
-        # Each row's batch-mates by decreasing cosine (ties: the earlier first).
-        orders = np.argsort(-sims, axis=1, kind="stable").tolist()
-        cosines = sims.tolist()
-        scopes = [self._scope(c) for c in todo]
+        # Each row's earlier batch-mates close enough to judge: a mask, so only those few
+        # become Python objects (not the whole matrix: quadratic in the batch size).
         threshold = self.settings.conflict_threshold
+        close = np.tril(sims >= threshold, k=-1)
+        scopes = [self._scope(c) for c in todo]
         for i, (cand, neighbours) in enumerate(zip(todo, stored, strict=True)):
             options = list(neighbours)
-            # The nearest earlier batch-mates, as many as the stored neighbours looked up.
-            row, nearest = cosines[i], 0
-            for j in orders[i]:
-                if row[j] < threshold or nearest == _NEIGHBOURS:
+            # The nearest earlier batch-mates, as many as the stored neighbours looked up
+            # (by decreasing cosine; ties: the earlier first).
+            mates = np.flatnonzero(close[i])
+            row = sims[i, mates].tolist()
+            nearest = 0
+            for k in sorted(range(len(mates)), key=lambda k: -row[k]):
+                j = int(mates[k])
+                if nearest == _NEIGHBOURS:
                     break
-                if j < i and todo[j].alive and scopes[j] == scopes[i]:
-                    options.append((todo[j].event.event_id, row[j], todo[j].content))
+                if todo[j].alive and scopes[j] == scopes[i]:
+                    options.append((todo[j].event.event_id, row[k], todo[j].content))
                     nearest += 1
             options.sort(key=lambda o: -o[1])
             await self._decide(cand, options[: 2 * _NEIGHBOURS])

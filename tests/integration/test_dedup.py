@@ -103,6 +103,25 @@ async def test_duplicates_within_one_batch_merge_into_the_first(
     assert first.alive and second.merge_into == "a"
 
 
+async def test_batch_mates_are_judged_against_earlier_ones_in_scope(
+    stored: Stored, settings: Settings
+) -> None:
+    standup = "The weekly standup meeting starts at 9:00 in room B"
+    batch = [
+        _cand("theirs", standup, agent_id="b", visibility="private"),  # out of scope
+        _cand("other", "Lunch is served at noon in the cafeteria"),
+        _cand("first", standup),
+        _cand("changed", "The weekly standup meeting starts at 10:30 in room B"),
+        _cand("again", standup),
+    ]
+    await _run(stored, settings.model_copy(update={"conflict_threshold": 0.5}), batch)
+    theirs, other, first, changed, again = batch
+    assert theirs.alive and other.alive and first.alive  # nothing earlier in their scope
+    assert first.merge_into is None and first.conflicts_with == []
+    assert changed.conflicts_with == ["first"] and changed.merge_into is None
+    assert again.merge_into == "first"  # the nearest earlier mate in scope, not "theirs"
+
+
 async def test_archived_memories_are_not_merge_targets(stored: Stored, settings: Settings) -> None:
     await stored.put("old", "Alice prefers answers in Chinese")
     await stored.redis.hset(stored.keys.doc("old"), "status", "archived")
