@@ -90,7 +90,7 @@ class NamespaceConsumer:
         self.own_pending_first = False  # after an outage: re-read what this consumer held
         self.may_refine = True  # False once the refiner found nothing, until the next commit
         self.last_reclaim = 0.0
-        self.last_fold = time.monotonic()  # the first fold waits, as while busy
+        self.last_fold = time.monotonic()  # busy from the start: the first fold waits too
         self._shared = shared
         self._stages = list(stages) if stages is not None else None
         self._extra_stages = list(extra_stages)
@@ -337,9 +337,10 @@ class NamespaceConsumer:
         ``busy`` (writes keep coming): the fold waits until the worker is idle,
         or at most ``FOLD_WHILE_BUSY_S`` since the last one. A fold rewrites
         every memory searched or merged into since, and RediSearch re-indexes
-        a hash on any write (both vectors): up to a second of Redis time taken
-        from ingest (benchmarks/README.md, "Upkeep yields to ingest"). Nothing
-        waits on it: ``get()`` and sweeps read the pending log too.
+        a hash on any write (both vectors): a third to half a second of Redis
+        time per 1,000 memories, taken from ingest (benchmarks/README.md,
+        "Upkeep yields to ingest"). Nothing waits on it: ``get()`` and sweeps
+        read the pending logs too.
         """
         try:
             await trim_acknowledged(self.redis, self.keys, self.settings.stream_keep_acked)

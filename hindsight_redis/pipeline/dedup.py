@@ -227,9 +227,9 @@ class DedupStage:
             row = sims[i, mates].tolist()
             nearest = 0
             for k in sorted(range(len(mates)), key=lambda k: -row[k]):
-                j = int(mates[k])
                 if nearest == _NEIGHBOURS:
                     break
+                j = int(mates[k])
                 if todo[j].alive and scopes[j] == scopes[i]:
                     options.append((todo[j].event.event_id, row[k], todo[j].content))
                     nearest += 1
