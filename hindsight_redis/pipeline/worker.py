@@ -54,8 +54,12 @@ _MAINTENANCE_EVERY_S = 5.0  # alone; serving several namespaces, some of them ev
 _MAINTAIN_EACH_S = 60.0  # each at least this often
 _MAX_OUTAGE_PAUSE_S = 5.0
 _CHUNK = 256  # streams per XREADGROUP
-_READ_AHEAD_BATCHES = 4  # a chunk's read takes at most this many batches; the rest tops up
-_JOINT_BATCHES = 2  # namespaces' batches run the common stages together up to this many batches
+# Serving many namespaces: a chunk's read takes at most this many entries (the rest tops
+# up), and namespaces' batches run the common stages together up to this many entries.
+# Not multiples of worker_batch_size: with batches of 256, rounds twice as large drained
+# 200 namespaces ~10% slower (benchmarks/README.md, "Batches of 256").
+_READ_AHEAD_ENTRIES = 512
+_JOINT_ENTRIES = 256
 _CONCURRENT_COMMITS = 8  # namespaces running their own stages and commit at once
 _REFINE_TRIES = 8  # namespaces asked for refine work per idle round
 
@@ -217,7 +221,7 @@ class Worker:
                 if entries:
                     work.append((consumer, entries))
                     size += len(entries)
-                if size >= _JOINT_BATCHES * batch:
+                if size >= _JOINT_ENTRIES:
                     await self._process(redis, work)
                     work, size = [], 0
             if work:
@@ -266,7 +270,7 @@ class Worker:
         block = max(1, block_ms // len(chunks)) if block_ms and chunks and not batches else None
         full: set[str] = set()
         for chunk in chunks:
-            ahead = _READ_AHEAD_BATCHES * batch // len(chunk)
+            ahead = _READ_AHEAD_ENTRIES // len(chunk)
             count = max(1, min(ahead, *(room[c.namespace] for c in chunk)))
             found = await self._read(redis, chunk, count, block)
             for namespace, entries in found.items():
