@@ -69,12 +69,13 @@ class TermStats:
         if num_docs is None or self.common_share >= 1.0:
             return set()
         budget = max(self.common_share * num_docs, self.common_min_docs)
+        unique = dict.fromkeys(terms)
         counted = sorted(
             (count, term)
-            for term in dict.fromkeys(terms)
+            for term in unique
             if (count := self._fresh(self._counts.get(term), now)) is not None
         )
-        selecting = len(counted) < len(set(terms))  # a term not counted yet selects
+        selecting = len(counted) < len(unique)  # a term not counted yet selects
         spent = 0
         for n, (count, _) in enumerate(counted):
             if selecting and spent + count > budget:

@@ -223,15 +223,16 @@ class DedupStage:
             options = list(neighbours)
             # The nearest earlier batch-mates, as many as the stored neighbours looked up
             # (by decreasing cosine; ties: the earlier first).
-            mates = np.flatnonzero(close[i])
-            row = sims[i, mates].tolist()
+            mates = np.flatnonzero(close[i]).tolist()
+            by_cosine = sorted(
+                zip(sims[i, mates].tolist(), mates, strict=True), key=lambda m: -m[0]
+            )
             nearest = 0
-            for k in sorted(range(len(mates)), key=lambda k: -row[k]):
+            for cosine, j in by_cosine:
                 if nearest == _NEIGHBOURS:
                     break
-                j = int(mates[k])
                 if todo[j].alive and scopes[j] == scopes[i]:
-                    options.append((todo[j].event.event_id, row[k], todo[j].content))
+                    options.append((todo[j].event.event_id, cosine, todo[j].content))
                     nearest += 1
             options.sort(key=lambda o: -o[1])
             await self._decide(cand, options[: 2 * _NEIGHBOURS])
