@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
@@ -45,6 +45,7 @@ from hindsight_redis.resp import as_text
 from hindsight_redis.settings import Settings
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FOLD_WHILE_BUSY_S = 60.0
 """How long access counts may wait to be folded while writes keep coming."""
@@ -175,7 +176,12 @@ class NamespaceConsumer:
 
     def queue_reclaim(self, pipe: Pipeline) -> None:
         """Queue the ``XAUTOCLAIM`` of entries idle too long in any consumer's PEL
-        (crashed workers or failures) on ``pipe``; its reply goes to ``reclaimed``."""
+        (crashed workers or failures) on ``pipe``; its reply goes to ``reclaimed``.
+
+        Only their ids (``JUSTID``): an entry's delivery count moves when a batch
+        takes it to run (``claim``), so entries claimed together and never run,
+        because one of them killed the worker first, are not counted as tried.
+        """
         self.last_reclaim = time.monotonic()
         pipe.xautoclaim(
             self.keys.stream,
@@ -184,33 +190,49 @@ class NamespaceConsumer:
             min_idle_time=self.settings.claim_idle_ms,
             start_id="0-0",
             count=self.settings.worker_batch_size,
+            justid=True,
         )
 
-    async def reclaimed(self, reply: Any) -> list[Entry]:
-        """The entries an ``XAUTOCLAIM`` reply claimed, less those dead-lettered now
-        (delivered more than ``max_deliveries`` times)."""
-        _next, claimed, _deleted = reply
-        entries = [(as_text(i), f) for i, f in claimed if f is not None]
-        if not entries:
+    async def reclaimed(self, reply: Any) -> list[tuple[str, int]]:
+        """The ids an ``XAUTOCLAIM JUSTID`` reply claimed, each with the delivery it is up
+        for, less those dead-lettered now (delivered ``max_deliveries`` times already)."""
+        entry_ids = [as_text(i) for i in reply or ()]
+        if not entry_ids:
             return []
         pipe = self.redis.pipeline(transaction=False)
-        for entry_id, _ in entries:
+        for entry_id in entry_ids:
             pipe.xpending_range(
                 self.keys.stream, self.keys.group, min=entry_id, max=entry_id, count=1
             )
-        pipe.hmget(self.keys.errors, [entry_id for entry_id, _ in entries])
+        pipe.hmget(self.keys.errors, entry_ids)
         *pending, errors = await pipe.execute()
-        keep: list[Entry] = []
-        for (entry_id, fields), info, error in zip(entries, pending, errors, strict=True):
-            deliveries = int(info[0]["times_delivered"]) if info else 1
-            if deliveries <= self.settings.max_deliveries:
-                keep.append((entry_id, fields))
-                continue
-            reason = as_text(error) if error else "worker died while processing it"
-            await self._dead_letter(
-                entry_id, fields, f"{reason} (after {deliveries - 1} deliveries)", deliveries - 1
-            )
+        keep: list[tuple[str, int]] = []
+        spent: list[tuple[str, int, str]] = []
+        for entry_id, info, error in zip(entry_ids, pending, errors, strict=True):
+            delivered = int(info[0]["times_delivered"]) if info else 0
+            if delivered < self.settings.max_deliveries:
+                keep.append((entry_id, delivered + 1))
+            else:
+                reason = as_text(error) if error else "worker died while processing it"
+                spent.append((entry_id, delivered, f"{reason} (after {delivered} deliveries)"))
+        if spent:
+            pipe = self.redis.pipeline(transaction=False)
+            for entry_id, _, _ in spent:
+                pipe.xrange(self.keys.stream, min=entry_id, max=entry_id, count=1)
+            found = await pipe.execute()
+            for (entry_id, delivered, reason), rows in zip(spent, found, strict=True):
+                fields = rows[0][1] if rows else {}
+                await self._dead_letter(entry_id, fields, reason, delivered)
         return keep
+
+    async def claim(self, entry_ids: Sequence[str]) -> list[Entry]:
+        """Reclaimed entries (``reclaimed``), taken to run now: ``XCLAIM`` counts the
+        delivery and returns their fields (an entry deleted meanwhile is left out)."""
+        claimed: Any = await self.redis.xclaim(
+            self.keys.stream, self.keys.group, self.name, min_idle_time=0,
+            message_ids=list(entry_ids),
+        )  # fmt: skip
+        return [(as_text(i), f) for i, f in claimed if f is not None]
 
     async def prepare(self, entries: list[Entry], generation: object) -> list[Candidate] | None:
         """The batch's candidates (poison entries are dead-lettered), or None when a reindex
@@ -359,3 +381,24 @@ async def run_stages(stages: Sequence[Stage], batch: list[Candidate]) -> None:
     for stage in stages:
         if any(c.alive for c in batch):
             await stage.process(batch)
+
+
+def reclaimed_chunks(
+    reclaimed: Sequence[tuple[T, int]], *, batch_size: int, max_deliveries: int
+) -> list[list[T]]:
+    """Reclaimed entries (each with the delivery it is up for) in the batches they run in.
+
+    An entry is reclaimed because the consumer holding it died or failed
+    while it was in hand, and it may be what killed the process (a crash in
+    a model, the kernel's OOM killer). Run with a whole batch again, it would
+    take every batch-mate through ``max_deliveries`` deaths to the dead
+    letters. So on its second delivery it runs with at most a sixteenth of a
+    batch, and from its third (or its last, when fewer are allowed) alone,
+    after the others: an entry that kills its worker is dead-lettered by
+    itself, and its batch-mates are indexed.
+    """
+    alone_from = min(3, max_deliveries)
+    small = max(1, batch_size // 16)
+    rest = [entry for entry, delivery in reclaimed if delivery < alone_from]
+    singles = [[entry] for entry, delivery in reclaimed if delivery >= alone_from]
+    return [rest[i : i + small] for i in range(0, len(rest), small)] + singles

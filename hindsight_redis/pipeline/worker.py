@@ -1,8 +1,9 @@
 """The worker: a consumer in the ``workers`` group of one namespace, a list, or every one.
 
-Each round it reclaims entries whose consumer died or failed, reads new
-entries of every served stream (one ``XREADGROUP`` per chunk of streams, at
-most a batch per namespace), and hands each namespace its batch in turn
+Each round it reclaims entries whose consumer died or failed (those run
+apart, in small batches, then alone: ``consumer.reclaimed_chunks``), or reads
+new entries of every served stream (one ``XREADGROUP`` per chunk of streams,
+at most a batch per namespace), and hands each namespace its batch in turn
 (``consumer.NamespaceConsumer``: stages, commit, dead letters). A flooded
 namespace therefore gets one batch per round like any other and cannot
 starve the rest. The models are loaded once and shared by all namespaces.
@@ -40,7 +41,12 @@ from hindsight_redis.errors import (
 from hindsight_redis.keys import Keys
 from hindsight_redis.pipeline.assembly import SharedParts, shared_parts
 from hindsight_redis.pipeline.base import Candidate, Stage
-from hindsight_redis.pipeline.consumer import NamespaceConsumer, WorkerReport, run_stages
+from hindsight_redis.pipeline.consumer import (
+    NamespaceConsumer,
+    WorkerReport,
+    reclaimed_chunks,
+    run_stages,
+)
 from hindsight_redis.pipeline.namespaces import ServedNamespaces, wanted
 from hindsight_redis.pipeline.streams import Entry, Lease, all_drained, read_group
 from hindsight_redis.search_gc import ensure_search_gc
@@ -209,7 +215,19 @@ class Worker:
                 await asyncio.wait_for(self._stopping.wait(), (block_ms or 0) / 1000)
             return False
         async with Lease(redis, self.name, self.settings.claim_idle_ms) as lease:
-            batches = await self._reclaim(redis, consumers, lease)
+            reclaimed = await self._reclaim(redis, consumers, lease)
+            if reclaimed:  # apart from new entries, in small batches (reclaimed_chunks)
+                for consumer in consumers:
+                    for chunk in reclaimed_chunks(
+                        reclaimed.get(consumer.namespace, []),
+                        batch_size=self.settings.worker_batch_size,
+                        max_deliveries=self.settings.max_deliveries,
+                    ):
+                        entries = await consumer.claim(chunk)
+                        if entries:
+                            await self._process(redis, [(consumer, entries)])
+                return True
+            batches: dict[str, list[Entry]] = {}
             full = await self._read_new(redis, consumers, batches, lease, block_ms)
             batch = self.settings.worker_batch_size
             work: list[tuple[NamespaceConsumer, list[Entry]]] = []
@@ -230,8 +248,9 @@ class Worker:
 
     async def _reclaim(
         self, redis: aioredis.Redis, consumers: list[NamespaceConsumer], lease: Lease
-    ) -> dict[str, list[Entry]]:
-        """Entries idle too long, by namespace (kept leased).
+    ) -> dict[str, list[tuple[str, int]]]:
+        """Ids of entries idle too long with the delivery each is up for, by namespace
+        (kept leased; ``NamespaceConsumer.claim`` takes them to run).
 
         Alone, a worker reclaims every round; serving many namespaces, each
         every quarter of ``claim_idle_ms`` (an idle entry waits that long anyway).
@@ -244,13 +263,13 @@ class Worker:
             consumer.queue_reclaim(pipe)
         # One round trip for all; a stream deleted meanwhile fails alone (the read notices).
         replies = await pipe.execute(raise_on_error=not self._multi) if due else []
-        batches: dict[str, list[Entry]] = {}
+        reclaimed: dict[str, list[tuple[str, int]]] = {}
         for consumer, reply in zip(due, replies, strict=True):
-            entries = [] if isinstance(reply, Exception) else await consumer.reclaimed(reply)
-            if entries:
-                batches[consumer.namespace] = entries
-                lease.add(consumer.keys.stream, [i for i, _ in entries])
-        return batches
+            ids = [] if isinstance(reply, Exception) else await consumer.reclaimed(reply)
+            if ids:
+                reclaimed[consumer.namespace] = ids
+                lease.add(consumer.keys.stream, [entry_id for entry_id, _ in ids])
+        return reclaimed
 
     async def _read_new(
         self,

@@ -90,6 +90,43 @@ async def test_worker_killed_mid_batch_loses_nothing_and_indexes_once(
         assert len(doc_keys) == stats["indexed"]
 
 
+async def test_an_entry_that_kills_its_worker_is_dead_lettered_alone(
+    settings: Settings,
+) -> None:
+    # Batches of 32: reclaimed entries rerun in batches of 2, then alone.
+    fast = settings.model_copy(update={"claim_idle_ms": 300, "max_deliveries": 4})
+    env = {**_worker_env(fast), "HINDSIGHT_WORKER_BATCH_SIZE": "32"}
+    async with AsyncMemoryClient(fast) as client:
+        texts = [f"Shipment {n} for client {n * 37} leaves dock {n % 9} at {n % 12 + 1} pm"
+                 for n in range(40)]  # fmt: skip
+        texts[5] = "Shipment 5 carries the fatal crate for client 185"
+        receipts = await client.write_many([{"content": t} for t in texts])
+        deaths = 0
+        for _ in range(12):  # each run dies on the poison's batch, or drains the stream
+            proc = subprocess.run(
+                [sys.executable, str(HERE / "fatal_worker_process.py"), "fatal crate"],
+                env=env, timeout=120,
+            )  # fmt: skip
+            if proc.returncode == 0:
+                break
+            assert proc.returncode == 70  # killed by the poison, nothing else
+            deaths += 1
+            await asyncio.sleep(0.4)  # the dead worker's entries become claimable
+        # Delivered 4 times, it killed 4 workers: with its whole first batch, with one
+        # batch-mate, then alone twice; no batch-mate was delivered more than 3 times.
+        assert deaths == 4
+        letters = await client.dead_letters()
+        assert [dl.memory_id for dl in letters] == [receipts[5].id]
+        assert "worker died" in letters[0].error
+        stats = await client.stats()
+        assert stats["processed"] == 40 and stats["pending"] == 0 and stats["backlog"] == 0
+        for n, receipt in enumerate(receipts):  # every other write stored (or merged)
+            record = await client.get(receipt.id)
+            if n != 5:
+                assert record is not None and record.status in ("active", "merged"), n
+        assert stats["indexed"] + stats["merged"] == 39
+
+
 def test_sigterm_finishes_the_batch_and_exits_cleanly(settings: Settings) -> None:
     with MemoryClient(settings) as client:
         client.write_many(
