@@ -207,7 +207,8 @@ class Worker:
                 await consumer.maintain()
 
     async def _round(self, redis: aioredis.Redis, block_ms: int | None) -> bool:
-        """Reclaim, read and process at most a batch per namespace; False when none had work."""
+        """Process the entries reclaimed this round (apart, in small batches), else read
+        and process at most a batch per namespace; False when none had work."""
         consumers = self._served.rotation(self._turn)
         self._turn += 1
         if not consumers:
