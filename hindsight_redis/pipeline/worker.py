@@ -228,8 +228,7 @@ class Worker:
                         if entries:
                             await self._process(redis, [(consumer, entries)])
                 return True
-            batches: dict[str, list[Entry]] = {}
-            full = await self._read_new(redis, consumers, batches, lease, block_ms)
+            batches, full = await self._read_new(redis, consumers, lease, block_ms)
             batch = self.settings.worker_batch_size
             work: list[tuple[NamespaceConsumer, list[Entry]]] = []
             size = 0
@@ -276,22 +275,19 @@ class Worker:
         self,
         redis: aioredis.Redis,
         consumers: list[NamespaceConsumer],
-        batches: dict[str, list[Entry]],
         lease: Lease,
         block_ms: int | None,
-    ) -> set[str]:
-        """Add new entries to ``batches``, at most a batch per namespace (fewer over many
-        namespaces); returns the namespaces that got all they asked for (and may have more)."""
+    ) -> tuple[dict[str, list[Entry]], set[str]]:
+        """New entries by namespace, at most a batch each (fewer over many namespaces),
+        and the namespaces that got all they asked for (and may have more)."""
         batch = self.settings.worker_batch_size
-        room = {c.namespace: batch - len(batches.get(c.namespace, ())) for c in consumers}
-        readers = [c for c in consumers if room[c.namespace] > 0]
-        chunks = [readers[i : i + _CHUNK] for i in range(0, len(readers), _CHUNK)]
+        chunks = [consumers[i : i + _CHUNK] for i in range(0, len(consumers), _CHUNK)]
         # Idle so far: block on each chunk in turn, for a share of block_ms.
-        block = max(1, block_ms // len(chunks)) if block_ms and chunks and not batches else None
+        block = max(1, block_ms // len(chunks)) if block_ms and chunks else None
+        batches: dict[str, list[Entry]] = {}
         full: set[str] = set()
         for chunk in chunks:
-            ahead = _READ_AHEAD_ENTRIES // len(chunk)
-            count = max(1, min(ahead, *(room[c.namespace] for c in chunk)))
+            count = max(1, min(_READ_AHEAD_ENTRIES // len(chunk), batch))
             found = await self._read(redis, chunk, count, block)
             for namespace, entries in found.items():
                 batches.setdefault(namespace, []).extend(entries)
@@ -300,7 +296,7 @@ class Worker:
                     full.add(namespace)
             if found:
                 block = None
-        return full
+        return batches, full
 
     async def _top_up(
         self, redis: aioredis.Redis, consumer: NamespaceConsumer, count: int, lease: Lease
