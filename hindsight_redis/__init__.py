@@ -4,9 +4,34 @@ Agents write through ``MemoryClient`` / ``AsyncMemoryClient`` (the write is
 queued on a Redis Stream and acknowledged at once); ``Worker`` processes
 filter, score, summarize, embed and index what is worth keeping; agents
 search it with hybrid (vector + keyword) retrieval.
+
+The package is a house of rooms, one per concern. A module imports only from
+its own room and the rooms of lower layers (``tests/unit/test_layout.py``
+holds every import to this list, type-only ones included), and the adapters
+of the last layer import nothing of each other.
+
+Layers, lowest first:
+
+    errors                 the error tree, and the one boundary where Redis errors become it
+    core                   pure: records, requests, key names, events, the memory hash, RESP
+    language               pure: dates and times, question types, facts, the text of rules
+    settings               configuration, in groups
+    redis                  reaching Redis: connections, the cluster client, Lua, the embedded server
+    providers              embedders and the LLM client
+    index                  the RediSearch index of a namespace: schema, record, filters, counts
+    write                  the write path to the stream
+    lifecycle              forgetting, access counts, cold storage, conflict review
+    pipeline               the worker: consumers, stages, commits, the refiner
+    search                 a search: query analysis, legs, fusion, re-rankers
+    ops                    operators' reads: stats, admin, metrics, doctor
+    client                 the library's front doors, async and sync
+    service                the tools agents get, MCP over stdio and HTTP, tokens, the web console
+    cli, integrations      adapters: the command line, agent frameworks
 """
 
-from hindsight_redis.client import AsyncMemoryClient
+from hindsight_redis.client.async_client import AsyncMemoryClient
+from hindsight_redis.client.sync_client import MemoryClient
+from hindsight_redis.core.models import MemoryRecord, SearchFilters, SearchHit, WriteReceipt
 from hindsight_redis.errors import (
     Backpressure,
     ConfigError,
@@ -23,11 +48,9 @@ from hindsight_redis.errors import (
     SearchModuleMissing,
     WriteTimeout,
 )
-from hindsight_redis.models import MemoryRecord, SearchFilters, SearchHit, WriteReceipt
+from hindsight_redis.lifecycle.review import ConflictResolution
 from hindsight_redis.pipeline.worker import Worker
-from hindsight_redis.review import ConflictResolution
 from hindsight_redis.settings import Settings
-from hindsight_redis.sync_client import MemoryClient
 
 __all__ = [
     "AsyncMemoryClient",

@@ -275,7 +275,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _usable_retention_policy(self) -> Settings:
-        from hindsight_redis.retention import RetentionPolicy
+        from hindsight_redis.lifecycle.retention import RetentionPolicy
 
         RetentionPolicy.from_settings(self)  # ValueError when the weights cannot score
         return self

@@ -31,7 +31,7 @@ Drain = Callable[..., Awaitable["WorkerReport"]]
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Start the embedded Redis (search + JSON modules) once; yield its URL."""
-    from hindsight_redis.server import EmbeddedServer, get_profile
+    from hindsight_redis.redis.server import EmbeddedServer, get_profile
 
     server = EmbeddedServer(tmp_path_factory.mktemp("redis"), get_profile("ephemeral"), port=0)
     state = server.start()

@@ -35,7 +35,7 @@ from hindsight_redis.cli.service import (
 )
 from hindsight_redis.cli.tokens import cmd_token
 from hindsight_redis.errors import HindsightError
-from hindsight_redis.when import parse_timestamp
+from hindsight_redis.language.when import parse_timestamp
 
 # -- parser ---------------------------------------------------------------------
 

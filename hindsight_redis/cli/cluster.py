@@ -11,7 +11,7 @@ DEFAULT_PORT = 7000  # a cluster's nodes take consecutive ports (and each port +
 
 def cmd_cluster_server(args: argparse.Namespace, settings: Settings) -> int:
     """Start, stop or show the local cluster of ``server_dir``."""
-    from hindsight_redis.connection import local_cluster
+    from hindsight_redis.redis.connection import local_cluster
 
     port = settings.server_port if "server_port" in settings.model_fields_set else DEFAULT_PORT
     cluster = local_cluster(settings, masters=args.cluster or 3, replicas=args.replicas, port=port)

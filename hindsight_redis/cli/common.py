@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hindsight_redis.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from hindsight_redis.client import AsyncMemoryClient
+    from hindsight_redis.client.async_client import AsyncMemoryClient
 
 T = TypeVar("T")
 
@@ -56,7 +56,7 @@ async def with_client(
     settings: Settings, action: Callable[[AsyncMemoryClient], Coroutine[Any, Any, T]]
 ) -> T:
     """``action(client)`` on a client of ``settings``, closed afterwards."""
-    from hindsight_redis.client import AsyncMemoryClient
+    from hindsight_redis.client.async_client import AsyncMemoryClient
 
     async with AsyncMemoryClient(settings) as client:
         return await action(client)

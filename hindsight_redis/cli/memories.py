@@ -9,12 +9,12 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hindsight_redis.cli.common import Handler, print_json, with_client
-from hindsight_redis.models import WRITE_FIELDS
+from hindsight_redis.core.models import WRITE_FIELDS
 from hindsight_redis.settings import Settings
 
 if TYPE_CHECKING:
-    from hindsight_redis.client import AsyncMemoryClient
-    from hindsight_redis.cold import Progress
+    from hindsight_redis.client.async_client import AsyncMemoryClient
+    from hindsight_redis.lifecycle.cold import Progress
 
 T = TypeVar("T")
 
@@ -56,7 +56,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json(hits)
     else:
-        from hindsight_redis.render import hits_table
+        from hindsight_redis.ops.render import hits_table
 
         print(hits_table(hits))
     return 0
@@ -98,7 +98,7 @@ def cmd_sweep(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json(report)
     else:
-        from hindsight_redis.render import sweep_lines
+        from hindsight_redis.ops.render import sweep_lines
 
         print(sweep_lines(report))
     return 0

@@ -17,7 +17,7 @@ from hindsight_redis.settings import Settings, redact_url
 
 def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
     """``server start|stop|status``: the embedded Redis (``--cluster``: a local cluster)."""
-    from hindsight_redis.connection import embedded_server
+    from hindsight_redis.redis.connection import embedded_server
 
     if args.cluster is not None:
         from hindsight_redis.cli.cluster import cmd_cluster_server
@@ -42,7 +42,7 @@ def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     """``doctor``: facts and problems of the deployment; exit 1 on problems."""
-    from hindsight_redis.doctor import diagnose
+    from hindsight_redis.ops.doctor import diagnose
 
     report = asyncio.run(diagnose(settings))
     for name, value in report.facts.items():
@@ -126,7 +126,7 @@ def cmd_conflicts(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json(records)
     else:
-        from hindsight_redis.render import conflicts_table
+        from hindsight_redis.ops.render import conflicts_table
 
         print(conflicts_table(records))
     return 0
@@ -138,7 +138,7 @@ def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     import os
     import signal
 
-    from hindsight_redis.console import serve_console
+    from hindsight_redis.service.console import serve_console
 
     token = args.admin_token or os.environ.get("HINDSIGHT_CONSOLE_TOKEN") or None
     mode = "admin" if token else "read-only (--admin-token to resolve, restore, replay)"
@@ -155,7 +155,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json(stats)
     else:
-        from hindsight_redis.render import stats_lines
+        from hindsight_redis.ops.render import stats_lines
 
         print(stats_lines(stats))
     return 0
@@ -165,7 +165,7 @@ def cmd_metrics(args: argparse.Namespace, settings: Settings) -> int:
     """``metrics --port P``: serve Prometheus ``/metrics`` until interrupted."""
     import signal
 
-    from hindsight_redis.metrics import serve
+    from hindsight_redis.ops.metrics import serve
 
     url = f"http://{args.host}:{args.metrics_port}/metrics"
     print(f"Prometheus metrics of prefix {settings.key_prefix!r} at {url}", file=sys.stderr)
@@ -178,7 +178,7 @@ def cmd_metrics(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     """``mcp --transport stdio|http``: serve the memory tools."""
-    from hindsight_redis.mcp_server import run_server
+    from hindsight_redis.service.mcp import run_server
 
     if args.workers < 0:
         raise InvalidArgument("--workers must be 0 or more")
@@ -197,8 +197,8 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     import signal
     import subprocess
 
-    from hindsight_redis.connection import embedded_server, resolve
-    from hindsight_redis.mcp_server import run_server
+    from hindsight_redis.redis.connection import embedded_server, resolve
+    from hindsight_redis.service.mcp import run_server
 
     server = embedded_server(settings) if settings.embedded else None
     started_here = server is not None and server.state() is None
@@ -245,6 +245,6 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     """``demo``: the scripted multi-agent session."""
-    from hindsight_redis.demo import run_demo
+    from hindsight_redis.cli.demo import run_demo
 
     return asyncio.run(run_demo(settings, print))

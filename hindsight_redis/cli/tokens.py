@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 
-from hindsight_redis.access_tokens import TokenInfo, create_token, list_tokens, revoke_token
 from hindsight_redis.cli.common import print_json
-from hindsight_redis.connection import connect
+from hindsight_redis.redis.connection import connect
+from hindsight_redis.service.tokens import TokenInfo, create_token, list_tokens, revoke_token
 from hindsight_redis.settings import Settings
 
 T = TypeVar("T")

@@ -6,7 +6,7 @@
   search hits: ``page_content`` is the memory, ``id`` its id, ``metadata`` its
   scores (``fused``, ``vector``, ``keyword``, ``contextual``, ``bm25``), writer,
   session, task type, tags, time and open ``conflicts_with``.
-* ``memory_tools(settings)``: the tools of ``hindsight_redis.tools.TOOLS`` (the
+* ``memory_tools(settings)``: the tools of ``hindsight_redis.service.tools.TOOLS`` (the
   MCP server's: same names, descriptions and argument schemas), acting as the
   settings' ``agent_id``; library errors come back to the model as tool
   errors that say what was wrong and whether a retry can help.
@@ -29,13 +29,13 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from hindsight_redis.access_tokens import Principal
-from hindsight_redis.client import AsyncMemoryClient
+from hindsight_redis.client.async_client import AsyncMemoryClient
+from hindsight_redis.client.sync_client import MemoryClient
+from hindsight_redis.core.models import SearchHit, SearchMode
 from hindsight_redis.errors import HindsightError
-from hindsight_redis.models import SearchHit, SearchMode
+from hindsight_redis.service.tokens import Principal
+from hindsight_redis.service.tools import TOOLS, ToolSpec
 from hindsight_redis.settings import Settings
-from hindsight_redis.sync_client import MemoryClient
-from hindsight_redis.tools import TOOLS, ToolSpec
 
 
 def hit_document(hit: SearchHit) -> Document:

@@ -42,12 +42,12 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
-from hindsight_redis.client import AsyncMemoryClient
+from hindsight_redis.client.async_client import AsyncMemoryClient
+from hindsight_redis.client.items import ItemPath, ItemStore, StoredItem, item_digest, path_json
+from hindsight_redis.client.sync_client import MemoryClient
+from hindsight_redis.core.models import PARTITION_TAG, SearchMode, Visibility
 from hindsight_redis.errors import NotFound
-from hindsight_redis.items import ItemPath, ItemStore, StoredItem, item_digest, path_json
-from hindsight_redis.models import PARTITION_TAG, SearchMode, Visibility
 from hindsight_redis.settings import Settings
-from hindsight_redis.sync_client import MemoryClient
 
 SOURCE = "langgraph:"
 """The ``source`` of a store's memories: ``langgraph:<item digest>``."""

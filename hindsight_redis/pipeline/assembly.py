@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING
 
 import redis.asyncio as aioredis
 
-from hindsight_redis.keys import Keys
-from hindsight_redis.pipeline.base import Stage
+from hindsight_redis.core.keys import Keys
 from hindsight_redis.pipeline.refine import Refiner
+from hindsight_redis.pipeline.stages.base import Stage
 from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
 from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.settings import Settings
 
 if TYPE_CHECKING:
-    from hindsight_redis.pipeline.dedup import ConflictJudge
+    from hindsight_redis.pipeline.stages.dedup import ConflictJudge
 
 
 @dataclass(slots=True)
@@ -65,9 +65,9 @@ def shared_parts(settings: Settings) -> SharedParts:
 
     Models load lazily, on first use.
     """
-    from hindsight_redis.pipeline.dedup import judge_from_settings
-    from hindsight_redis.pipeline.embed import EmbedStage
-    from hindsight_redis.pipeline.filters import build_filter_stages
+    from hindsight_redis.pipeline.stages.dedup import judge_from_settings
+    from hindsight_redis.pipeline.stages.embed import EmbedStage
+    from hindsight_redis.pipeline.stages.filters import build_filter_stages
 
     embedder = embedder_from_settings(settings)
     return SharedParts(
@@ -86,9 +86,9 @@ async def build_pipeline(
     ``shared``: the namespace-independent parts to reuse (built from
     ``settings`` when not given).
     """
-    from hindsight_redis.access import flush_access_log
-    from hindsight_redis.index import MemoryIndex
-    from hindsight_redis.pipeline.dedup import DedupStage
+    from hindsight_redis.index.manager import MemoryIndex
+    from hindsight_redis.lifecycle.access import flush_access_log
+    from hindsight_redis.pipeline.stages.dedup import DedupStage
 
     parts = shared or shared_parts(settings)
     embedder, contextual = parts.embedder, parts.contextual

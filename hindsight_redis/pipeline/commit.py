@@ -18,14 +18,14 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
-from hindsight_redis import scripts
-from hindsight_redis.codec import EVENT_FIELD, encode_outcome, pack_for_script
-from hindsight_redis.documents import memory_document
+from hindsight_redis.core.codec import EVENT_FIELD, encode_outcome, pack_for_script
+from hindsight_redis.core.documents import memory_document
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import IndexMoved, redis_errors
-from hindsight_redis.keys import Keys
-from hindsight_redis.pipeline.base import Candidate
-from hindsight_redis.pipeline.rules import content_key
-from hindsight_redis.resp import as_text
+from hindsight_redis.pipeline.stages.base import Candidate
+from hindsight_redis.pipeline.stages.rules import content_key
+from hindsight_redis.redis import scripts
 
 _CONTENT_IN_OUTCOME = 2000
 _PAST = {"index": "indexed", "merge": "merged", "drop": "dropped"}

@@ -23,8 +23,9 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
-from hindsight_redis import scripts
-from hindsight_redis.codec import decode_event
+from hindsight_redis.core.codec import decode_event
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import (
     HindsightError,
     IndexMoved,
@@ -33,15 +34,14 @@ from hindsight_redis.errors import (
     RedisUnavailable,
     redis_errors,
 )
-from hindsight_redis.keys import Keys
-from hindsight_redis.metrics import observe_batch
+from hindsight_redis.ops.metrics import observe_batch
 from hindsight_redis.pipeline.assembly import BuiltPipeline, SharedParts, build_pipeline
-from hindsight_redis.pipeline.base import Candidate, Stage
 from hindsight_redis.pipeline.commit import Committer
 from hindsight_redis.pipeline.maintenance import PeriodicSweep, trim_acknowledged
 from hindsight_redis.pipeline.refine import Refiner
+from hindsight_redis.pipeline.stages.base import Candidate, Stage
 from hindsight_redis.pipeline.streams import Entry
-from hindsight_redis.resp import as_text
+from hindsight_redis.redis import scripts
 from hindsight_redis.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -8,11 +8,11 @@ import time
 
 import redis.asyncio as aioredis
 
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import SweepBusy
-from hindsight_redis.keys import Keys
-from hindsight_redis.lifecycle import sweep
-from hindsight_redis.resp import as_text
-from hindsight_redis.retention import RetentionPolicy
+from hindsight_redis.lifecycle.forgetting import sweep
+from hindsight_redis.lifecycle.retention import RetentionPolicy
 from hindsight_redis.settings import Settings
 
 log = logging.getLogger(__name__)

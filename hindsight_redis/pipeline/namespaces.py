@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Literal
 
 import redis.asyncio as aioredis
 
+from hindsight_redis.core.keys import glob_escape, namespace_discovery, namespace_registry
+from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import ConfigError, EmbeddingMismatch, redis_errors
-from hindsight_redis.keys import glob_escape, namespace_discovery, namespace_registry
-from hindsight_redis.resp import as_text
 from hindsight_redis.settings import Settings
 
 if TYPE_CHECKING:

@@ -24,16 +24,16 @@ from typing import NamedTuple
 
 import redis.asyncio as aioredis
 
-from hindsight_redis import scripts
+from hindsight_redis.core.context import contextual_text
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.resp import NEVER_DECODE, as_text, search_rows
 from hindsight_redis.errors import EmbeddingMismatch, redis_errors
-from hindsight_redis.index_record import IndexInfo, recorded_index
-from hindsight_redis.keys import Keys
-from hindsight_redis.neighbours import contextual_text
+from hindsight_redis.index.record import IndexInfo, recorded_index
+from hindsight_redis.index.schema import CONTEXT_FIELD, TEXT_FIELD
 from hindsight_redis.providers.projection import project
 from hindsight_redis.providers.vectors import LEGACY_DATATYPE, Embedder, Vectors, vector_bytes
-from hindsight_redis.query import refine_pending_filter
-from hindsight_redis.resp import NEVER_DECODE, as_text, search_rows
-from hindsight_redis.schema import CONTEXT_FIELD, TEXT_FIELD
+from hindsight_redis.redis import scripts
+from hindsight_redis.search.query import refine_pending_filter
 
 log = logging.getLogger(__name__)
 

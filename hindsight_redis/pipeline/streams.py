@@ -21,10 +21,10 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from hindsight_redis.cluster import by_slot
+from hindsight_redis.core.keys import GROUP
+from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import RedisUnavailable, redis_errors
-from hindsight_redis.keys import GROUP
-from hindsight_redis.resp import as_text
+from hindsight_redis.redis.cluster import by_slot
 
 Entry = tuple[str, dict[bytes, bytes]]
 _POLL_S = 0.025  # a blocking read over several cluster slots asks again this often

@@ -30,7 +30,7 @@ from typing import Literal, TypeVar
 
 import redis.asyncio as aioredis
 
-from hindsight_redis.connection import connect, require_search
+from hindsight_redis.core.keys import Keys
 from hindsight_redis.errors import (
     EmbeddingMismatch,
     HindsightError,
@@ -38,9 +38,8 @@ from hindsight_redis.errors import (
     RedisUnavailable,
     redis_errors,
 )
-from hindsight_redis.keys import Keys
+from hindsight_redis.index.gc import ensure_search_gc
 from hindsight_redis.pipeline.assembly import SharedParts, shared_parts
-from hindsight_redis.pipeline.base import Candidate, Stage
 from hindsight_redis.pipeline.consumer import (
     NamespaceConsumer,
     WorkerReport,
@@ -48,8 +47,9 @@ from hindsight_redis.pipeline.consumer import (
     run_stages,
 )
 from hindsight_redis.pipeline.namespaces import ServedNamespaces, wanted
+from hindsight_redis.pipeline.stages.base import Candidate, Stage
 from hindsight_redis.pipeline.streams import Entry, Lease, all_drained, read_group
-from hindsight_redis.search_gc import ensure_search_gc
+from hindsight_redis.redis.connection import connect, require_search
 from hindsight_redis.settings import Settings
 
 __all__ = ["Worker", "WorkerReport", "run_stages"]

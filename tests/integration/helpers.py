@@ -18,14 +18,14 @@ from typing import Any
 import redis as redis_sync
 from redis.asyncio import Redis
 
-from hindsight_redis.index import IndexInfo, MemoryIndex
-from hindsight_redis.keys import Keys
-from hindsight_redis.models import MemoryEvent
-from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.models import MemoryEvent
+from hindsight_redis.index.manager import IndexInfo, MemoryIndex
 from hindsight_redis.pipeline.commit import doc_from_candidate
+from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.providers.embedders import Embedder, HashEmbedder
-from hindsight_redis.searcher import Searcher
-from hindsight_redis.server import find_binaries, free_port
+from hindsight_redis.redis.server import find_binaries, free_port
+from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
 
 

@@ -20,9 +20,9 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from hindsight_redis import AsyncMemoryClient, Settings
+from hindsight_redis.core.context import kept_context
+from hindsight_redis.core.models import MemoryRecord, WriteReceipt
 from hindsight_redis.errors import HindsightError, InvalidArgument
-from hindsight_redis.models import MemoryRecord, WriteReceipt
-from hindsight_redis.neighbours import kept_context
 from tests.conftest import Drain
 
 T = TypeVar("T")

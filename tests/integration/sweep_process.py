@@ -12,10 +12,10 @@ import sys
 import time
 
 from hindsight_redis import Settings
-from hindsight_redis.connection import connect
-from hindsight_redis.keys import Keys
-from hindsight_redis.lifecycle import sweep
-from hindsight_redis.retention import RetentionPolicy
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.lifecycle.forgetting import sweep
+from hindsight_redis.lifecycle.retention import RetentionPolicy
+from hindsight_redis.redis.connection import connect
 
 
 def _pause() -> bool:

@@ -24,7 +24,7 @@ from hindsight_redis import (
     Settings,
 )
 from hindsight_redis.errors import RedisCommandError
-from hindsight_redis.server import free_port
+from hindsight_redis.redis.server import free_port
 from tests.integration.helpers import bare_redis, http_server
 
 

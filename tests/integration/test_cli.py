@@ -66,7 +66,7 @@ def test_dead_letters_list_and_replay(
 
     import redis.asyncio as aioredis
 
-    from hindsight_redis.keys import Keys
+    from hindsight_redis.core.keys import Keys
 
     keys = Keys(cli_env.key_prefix, cli_env.namespace)
 

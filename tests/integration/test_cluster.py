@@ -26,14 +26,14 @@ from redis.retry import Retry
 
 from hindsight_redis import AsyncMemoryClient, Settings, Worker
 from hindsight_redis.cli import main
-from hindsight_redis.cluster import is_cluster, list_indexes, node_of
-from hindsight_redis.connection import open_redis
+from hindsight_redis.core.keys import Keys
 from hindsight_redis.errors import RedisUnavailable, WriteTimeout
-from hindsight_redis.index import MemoryIndex
-from hindsight_redis.keys import Keys
+from hindsight_redis.index.manager import MemoryIndex
 from hindsight_redis.providers.embedders import HashEmbedder
-from hindsight_redis.server import get_profile
-from hindsight_redis.server.local_cluster import ClusterState, LocalCluster
+from hindsight_redis.redis.cluster import is_cluster, list_indexes, node_of
+from hindsight_redis.redis.connection import open_redis
+from hindsight_redis.redis.server import get_profile
+from hindsight_redis.redis.server.local_cluster import ClusterState, LocalCluster
 from tests.integration.helpers import wait_for
 
 pytestmark = pytest.mark.cluster
@@ -192,8 +192,8 @@ async def test_restated_memories_merge_on_every_shard(csettings: Settings) -> No
 async def test_cross_namespace_reads_span_the_shards(
     csettings: Settings, cluster_redis: Redis
 ) -> None:
-    from hindsight_redis.access_tokens import create_token, list_tokens, revoke_token, verify_token
-    from hindsight_redis.metrics import MetricsApp
+    from hindsight_redis.ops.metrics import MetricsApp
+    from hindsight_redis.service.tokens import create_token, list_tokens, revoke_token, verify_token
 
     for ns in NAMESPACES:
         async with AsyncMemoryClient(_on(csettings, ns)) as client:

@@ -156,7 +156,7 @@ async def test_mcp_lists_and_resolves_conflicts(
 ) -> None:
     from mcp.shared.memory import create_connected_server_and_client_session
 
-    from hindsight_redis.mcp_server import build_server
+    from hindsight_redis.service.mcp import build_server
 
     old, new = await _pair(client, drain)
     server, memory = build_server(settings.model_copy(update={"agent_id": "support"}))

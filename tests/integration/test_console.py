@@ -18,8 +18,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from hindsight_redis import MemoryClient, Settings, Worker
-from hindsight_redis.console import build_app
-from hindsight_redis.server import free_port
+from hindsight_redis.redis.server import free_port
+from hindsight_redis.service.console import build_app
 
 OLD = "The deploy window for billing is Tuesday 14:00"
 NEW = "The deploy window for billing is Thursday 14:00"
@@ -41,8 +41,8 @@ def _seed(settings: Settings) -> dict[str, str]:
 
 
 def _admin_token(settings: Settings) -> str:
-    from hindsight_redis.access_tokens import create_token
-    from hindsight_redis.connection import connect
+    from hindsight_redis.redis.connection import connect
+    from hindsight_redis.service.tokens import create_token
 
     async def make() -> str:
         redis = await connect(settings)

@@ -14,10 +14,10 @@ import numpy as np
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Settings
-from hindsight_redis.index import MemoryIndex
+from hindsight_redis.index.manager import MemoryIndex
+from hindsight_redis.index.schema import CONTEXT_FIELD
 from hindsight_redis.providers.contextual import MiniLMEmbedder
 from hindsight_redis.providers.projection import project
-from hindsight_redis.schema import CONTEXT_FIELD
 from tests.conftest import Drain
 from tests.integration.test_vector_datatype import FACTS, failures
 

@@ -8,19 +8,20 @@ import numpy as np
 import pytest
 from redis.asyncio import Redis
 
-from hindsight_redis import AsyncMemoryClient, scripts
+from hindsight_redis import AsyncMemoryClient
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import EmbeddingMismatch
-from hindsight_redis.index import MemoryIndex
-from hindsight_redis.keys import Keys
+from hindsight_redis.index.manager import MemoryIndex
+from hindsight_redis.index.schema import CONTEXT_FIELD
 from hindsight_redis.pipeline.assembly import build_pipeline
-from hindsight_redis.pipeline.base import Candidate
 from hindsight_redis.pipeline.refine import Refiner
+from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.providers.contextual import MODEL_ID, MiniLMEmbedder
 from hindsight_redis.providers.embedders import HashEmbedder
 from hindsight_redis.providers.projection import project
 from hindsight_redis.providers.vectors import Vectors, vector_bytes
-from hindsight_redis.resp import as_text
-from hindsight_redis.schema import CONTEXT_FIELD
+from hindsight_redis.redis import scripts
 from hindsight_redis.settings import Settings
 from tests.conftest import Drain
 from tests.integration.helpers import (

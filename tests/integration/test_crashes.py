@@ -23,8 +23,8 @@ from hindsight_redis import (
     Worker,
     WriteReceipt,
 )
-from hindsight_redis.resp import as_text
-from hindsight_redis.server import EmbeddedServer, get_profile
+from hindsight_redis.core.resp import as_text
+from hindsight_redis.redis.server import EmbeddedServer, get_profile
 from tests.conftest import Drain
 from tests.integration.helpers import Gate, wait_for, wait_pid_gone
 

@@ -11,17 +11,17 @@ import pytest
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient
-from hindsight_redis.index import IndexInfo, MemoryIndex
-from hindsight_redis.keys import Keys
-from hindsight_redis.models import MemoryEvent
-from hindsight_redis.pipeline.base import Candidate
-from hindsight_redis.pipeline.dedup import (
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.models import MemoryEvent
+from hindsight_redis.index.manager import IndexInfo, MemoryIndex
+from hindsight_redis.pipeline.stages.base import Candidate
+from hindsight_redis.pipeline.stages.dedup import (
     DedupStage,
     HeuristicConflictJudge,
     LLMConflictJudge,
     judge_from_settings,
 )
-from hindsight_redis.pipeline.embed import EmbedStage
+from hindsight_redis.pipeline.stages.embed import EmbedStage
 from hindsight_redis.providers.embedders import HashEmbedder, LocalEmbedder
 from hindsight_redis.settings import Settings
 from tests.integration.helpers import hset_memory, wait_for
@@ -264,7 +264,7 @@ async def test_exact_twins_in_flight_at_once_become_one_memory(
     # Two workers each holding one copy, neither seeing the other's (no rule cache,
     # no dedup stage: only the commit can tell): the second commit merges.
     from hindsight_redis import Worker
-    from hindsight_redis.pipeline.embed import EmbedStage
+    from hindsight_redis.pipeline.stages.embed import EmbedStage
     from hindsight_redis.providers.embedders import embedder_from_settings
 
     text = "Carol moved the weekly standup to Thursday at 10:30 in room B"

@@ -17,8 +17,8 @@ import pytest
 
 from hindsight_redis import AsyncMemoryClient, RedisUnavailable, Settings, Worker
 from hindsight_redis.cli import main
-from hindsight_redis.connection import SOCKET_TIMEOUT_S
-from hindsight_redis.server import EmbeddedServer, find_binaries, get_profile
+from hindsight_redis.redis.connection import SOCKET_TIMEOUT_S
+from hindsight_redis.redis.server import EmbeddedServer, find_binaries, get_profile
 from tests.conftest import Drain
 from tests.integration.helpers import Gate, freeze, wait_for, wait_pid_gone
 

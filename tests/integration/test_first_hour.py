@@ -18,7 +18,7 @@ import redis as redis_sync
 
 from hindsight_redis import AsyncMemoryClient, Settings, Worker
 from hindsight_redis.cli import main
-from hindsight_redis.server import EmbeddedServer, free_port, get_profile
+from hindsight_redis.redis.server import EmbeddedServer, free_port, get_profile
 from tests.integration.helpers import wait_for
 
 
@@ -171,7 +171,7 @@ async def test_stats_list_the_live_workers_and_a_stopped_one_leaves(
 
 
 async def test_the_demo_explains_drops_and_leaves_no_litter(settings: Settings) -> None:
-    from hindsight_redis.demo import run_demo
+    from hindsight_redis.cli.demo import run_demo
 
     lines: list[str] = []
     assert await run_demo(settings, lines.append) == 0

@@ -15,8 +15,8 @@ from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Settings
 from hindsight_redis.errors import MemoryProtected, NotFound, SweepBusy
-from hindsight_redis.lifecycle import SweepLease, apply_sweep, plan_sweep
-from hindsight_redis.retention import RetentionPolicy
+from hindsight_redis.lifecycle.forgetting import SweepLease, apply_sweep, plan_sweep
+from hindsight_redis.lifecycle.retention import RetentionPolicy
 from tests.conftest import Drain
 from tests.integration.helpers import hash_writes, wait_for
 
@@ -310,7 +310,7 @@ async def test_a_worker_sweeps_periodically(settings: Settings, drain: Drain, re
 async def test_searches_cost_a_bounded_number_of_writes_to_a_hot_memory(
     client: AsyncMemoryClient, drain: Drain, redis: Redis
 ) -> None:
-    from hindsight_redis.access import flush_access_log
+    from hindsight_redis.lifecycle.access import flush_access_log
 
     [hot] = await seed(client, drain, facts(1))
     async with hash_writes(redis, client.keys.doc(hot)) as writes:

@@ -6,7 +6,7 @@ import pytest
 
 from hindsight_redis import AsyncMemoryClient, Settings
 from hindsight_redis.errors import InvalidMemory, InvalidQuery, NotFound
-from hindsight_redis.pipeline.summarize import count_tokens
+from hindsight_redis.pipeline.stages.summarize import count_tokens
 from tests.conftest import Drain
 
 SHARED = "The deploy window for billing-service is Tuesday 14:00 UTC, agreed by the team"

@@ -8,14 +8,14 @@ import time
 import pytest
 from redis.asyncio import Redis
 
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.models import MemoryEvent
 from hindsight_redis.errors import EmbeddingMismatch
-from hindsight_redis.index import IndexInfo, MemoryIndex
-from hindsight_redis.keys import Keys
-from hindsight_redis.models import MemoryEvent
-from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.index.manager import IndexInfo, MemoryIndex
 from hindsight_redis.pipeline.commit import doc_from_candidate
+from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.providers.embedders import Embedder, HashEmbedder
-from hindsight_redis.searcher import Searcher
+from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
 from tests.conftest import Drain
 from tests.integration.helpers import wait_for
@@ -147,7 +147,7 @@ async def test_an_index_named_before_0_2_is_found_and_renamed_by_the_next_reinde
     redis: Redis, settings: Settings, drain: Drain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from hindsight_redis import AsyncMemoryClient
-    from hindsight_redis.admin import delete_namespace
+    from hindsight_redis.ops.admin import delete_namespace
 
     keys = Keys(settings.key_prefix, settings.namespace)
     legacy = f"{keys.legacy_index_alias}-g1"

@@ -13,7 +13,7 @@ from langchain_core.tools import BaseTool
 
 from hindsight_redis import AsyncMemoryClient, MemoryClient, Settings, Worker
 from hindsight_redis.integrations.langchain import HindsightRetriever, memory_tools
-from hindsight_redis.tools import TOOLS
+from hindsight_redis.service.tools import TOOLS
 from tests.conftest import Drain
 
 FACT = "The billing-service-v2 deploy failed with ERR_CONN_RESET; bob rolled it back at 14:05"

@@ -16,7 +16,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamablehttp_client
 
 from hindsight_redis import Settings, Worker
-from hindsight_redis.server import free_port
+from hindsight_redis.redis.server import free_port
 from tests.integration.helpers import until_answers
 
 FACT = "The billing-service-v2 deploy failed with ERR_CONN_RESET; bob rolled it back at 14:05"

@@ -20,9 +20,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
 from hindsight_redis import Settings
-from hindsight_redis.access_tokens import create_token, list_tokens, revoke_token
 from hindsight_redis.cli import main
-from hindsight_redis.server import free_port
+from hindsight_redis.redis.server import free_port
+from hindsight_redis.service.tokens import create_token, list_tokens, revoke_token
 from hindsight_redis.settings import is_loopback
 from tests.integration.helpers import until_answers
 from tests.integration.test_mcp import _data
@@ -226,7 +226,7 @@ def test_the_token_commands(cli_env: Settings, capsys: pytest.CaptureFixture[str
 async def test_expired_tokens_grant_nothing_and_leave_the_list(
     redis: Redis, key_prefix: str
 ) -> None:
-    from hindsight_redis.access_tokens import verify_token
+    from hindsight_redis.service.tokens import verify_token
 
     token, info = await create_token(redis, key_prefix, namespace="n", agent_id="a", ttl_days=1)
     assert await verify_token(redis, key_prefix, token) == info.principal()

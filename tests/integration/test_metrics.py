@@ -15,9 +15,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Settings
-from hindsight_redis.keys import namespace_registry
-from hindsight_redis.metrics import MetricsApp, metrics_app
-from hindsight_redis.server import free_port
+from hindsight_redis.core.keys import namespace_registry
+from hindsight_redis.ops.metrics import MetricsApp, metrics_app
+from hindsight_redis.redis.server import free_port
 from tests.conftest import Drain
 
 FACT = (

@@ -11,8 +11,8 @@ import pytest
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, ConfigError, Settings, Worker
-from hindsight_redis.admin import delete_namespace
-from hindsight_redis.keys import Keys, namespace_registry
+from hindsight_redis.core.keys import Keys, namespace_registry
+from hindsight_redis.ops.admin import delete_namespace
 from hindsight_redis.providers.embedders import Embedder
 from tests.integration.helpers import FailOn, wait_for
 

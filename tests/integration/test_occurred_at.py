@@ -11,9 +11,14 @@ from redis.commands.search.index_definition import IndexDefinition, IndexType
 
 from hindsight_redis import AsyncMemoryClient, MemoryClient, Settings
 from hindsight_redis.cli import main
-from hindsight_redis.index import MemoryIndex
-from hindsight_redis.index_fields import attribute_names
-from hindsight_redis.schema import DEFAULT_LANGUAGE, LANGUAGE_FIELD, OCCURRED_FIELD, index_schema
+from hindsight_redis.index.fields import attribute_names
+from hindsight_redis.index.manager import MemoryIndex
+from hindsight_redis.index.schema import (
+    DEFAULT_LANGUAGE,
+    LANGUAGE_FIELD,
+    OCCURRED_FIELD,
+    index_schema,
+)
 from tests.conftest import Drain
 
 MAY_8 = 1683554160.0  # 2023-05-08 13:56 UTC

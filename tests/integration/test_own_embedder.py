@@ -12,7 +12,7 @@ import redis as redis_sync
 from pydantic import SecretStr
 
 from hindsight_redis import AsyncMemoryClient, EmbeddingMismatch, Settings, Worker
-from hindsight_redis.keys import Keys
+from hindsight_redis.core.keys import Keys
 from tests.integration.embedding_server import DIMS, MODEL, EmbeddingServer
 
 PROBE = "dimension probe"

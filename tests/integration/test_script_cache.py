@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from hindsight_redis import AsyncMemoryClient, scripts
-from hindsight_redis.keys import Keys
+from hindsight_redis import AsyncMemoryClient
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.redis import scripts
 from tests.conftest import Drain
 
 

@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from hindsight_redis import access
-from hindsight_redis.access import HitCounter, flush_access_log
-from hindsight_redis.admin import list_conflicts
+from hindsight_redis.core.models import SearchFilters
 from hindsight_redis.errors import EmbeddingMismatch, InvalidQuery
-from hindsight_redis.models import SearchFilters
+from hindsight_redis.lifecycle import access
+from hindsight_redis.lifecycle.access import HitCounter, flush_access_log
+from hindsight_redis.ops.admin import list_conflicts
 from hindsight_redis.providers.embedders import HashEmbedder
-from hindsight_redis.searcher import Searcher
+from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
 from tests.integration.helpers import IndexEnv, open_index_env, wait_for
 

@@ -9,8 +9,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from hindsight_redis import AsyncMemoryClient, Settings, Worker
-from hindsight_redis.search_gc import read_gc, tune_search_gc
-from hindsight_redis.server import find_binaries
+from hindsight_redis.index.gc import read_gc, tune_search_gc
+from hindsight_redis.redis.server import find_binaries
 from tests.integration.helpers import bare_redis, wait_for
 
 
@@ -70,14 +70,14 @@ async def test_a_server_that_refuses_gets_one_loud_warning(
             "ACL", "SETUSER", "app", "on", ">pw", "~*", "&*", "+@all", "-config", "-ft.config"
         )
         limited = aioredis.Redis.from_url(url, username="app", password="pw")
-        with caplog.at_level(logging.WARNING, logger="hindsight_redis.search_gc"):
+        with caplog.at_level(logging.WARNING, logger="hindsight_redis.index.gc"):
             assert not await tune_search_gc(limited, "a managed server")
             assert not await tune_search_gc(limited, "a managed server")
         warnings = [r for r in caplog.records if "could not make" in r.getMessage()]
         assert len(warnings) == 1 and "search-fork-gc-run-interval" in warnings[0].getMessage()
         assert await read_gc(admin) == (30, 100)  # untouched
         off = Settings(redis_url=url, search_gc_tune=False, embedder="hash")
-        from hindsight_redis.search_gc import ensure_search_gc
+        from hindsight_redis.index.gc import ensure_search_gc
 
         await ensure_search_gc(admin, off)
         assert await read_gc(admin) == (30, 100)  # the setting leaves the server alone

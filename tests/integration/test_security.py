@@ -23,15 +23,15 @@ from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Settings, Worker
-from hindsight_redis.access_tokens import create_token
 from hindsight_redis.cli import main
-from hindsight_redis.connection import embedded_server
-from hindsight_redis.doctor import diagnose
+from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import InvalidArgument, NotFound, RedisAccessDenied
-from hindsight_redis.http_service import BearerAuth
-from hindsight_redis.mcp_server import PRINCIPAL_STATE
-from hindsight_redis.metrics import metrics_app
-from hindsight_redis.resp import as_text
+from hindsight_redis.ops.doctor import diagnose
+from hindsight_redis.ops.metrics import metrics_app
+from hindsight_redis.redis.connection import embedded_server
+from hindsight_redis.service.http import BearerAuth
+from hindsight_redis.service.mcp import PRINCIPAL_STATE
+from hindsight_redis.service.tokens import create_token
 from tests.conftest import Drain
 from tests.integration.helpers import bare_redis
 

@@ -10,7 +10,7 @@ import redis
 
 from hindsight_redis.cli import main
 from hindsight_redis.errors import DataDirError, PortInUse, ServerError
-from hindsight_redis.server import EmbeddedServer, find_binaries, get_profile
+from hindsight_redis.redis.server import EmbeddedServer, find_binaries, get_profile
 from tests.integration.helpers import bare_redis
 
 

@@ -16,13 +16,18 @@ from redis.asyncio import Redis
 from redis.commands.search.index_definition import IndexDefinition, IndexType
 
 from hindsight_redis import AsyncMemoryClient, Settings
-from hindsight_redis.documents import memory_document
-from hindsight_redis.index import MemoryIndex
-from hindsight_redis.keys import Keys
-from hindsight_redis.models import MemoryEvent
+from hindsight_redis.core.documents import memory_document
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.models import MemoryEvent
+from hindsight_redis.index.manager import MemoryIndex
+from hindsight_redis.index.schema import (
+    CONTEXT_FIELD,
+    DEFAULT_LANGUAGE,
+    LANGUAGE_FIELD,
+    index_schema,
+)
 from hindsight_redis.providers.contextual import MiniLMEmbedder
 from hindsight_redis.providers.embedders import HashEmbedder
-from hindsight_redis.schema import CONTEXT_FIELD, DEFAULT_LANGUAGE, LANGUAGE_FIELD, index_schema
 from tests.conftest import Drain
 
 FACTS = [

@@ -8,12 +8,12 @@ import numpy as np
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, MemoryClient
-from hindsight_redis.index import MemoryIndex
+from hindsight_redis.index.manager import MemoryIndex
+from hindsight_redis.index.schema import CONTEXT_FIELD
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.providers.contextual import MiniLMEmbedder
 from hindsight_redis.providers.embedders import HashEmbedder, embedder_from_settings
 from hindsight_redis.providers.projection import project
-from hindsight_redis.schema import CONTEXT_FIELD
 from hindsight_redis.settings import Settings
 from tests.conftest import Drain
 

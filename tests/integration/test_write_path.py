@@ -9,7 +9,7 @@ import pytest
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Backpressure, InvalidMemory, Settings, Worker
-from hindsight_redis.codec import EVENT_FIELD
+from hindsight_redis.core.codec import EVENT_FIELD
 from hindsight_redis.pipeline.assembly import shared_parts
 from hindsight_redis.pipeline.consumer import FOLD_WHILE_BUSY_S
 from tests.conftest import Drain
@@ -414,8 +414,8 @@ async def test_a_changed_weekday_is_flagged_not_merged(
 async def test_a_resent_entry_of_a_committed_write_is_counted_and_the_backlog_drains(
     client: AsyncMemoryClient, drain: Drain
 ) -> None:
-    from hindsight_redis.codec import encode_event
-    from hindsight_redis.models import build_event
+    from hindsight_redis.core.codec import encode_event
+    from hindsight_redis.core.models import build_event
 
     event = build_event(
         client.settings.namespace,

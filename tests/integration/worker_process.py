@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from hindsight_redis import Settings, Worker
-from hindsight_redis.pipeline.base import Candidate
+from hindsight_redis.pipeline.stages.base import Candidate
 
 
 class Slow:

@@ -12,7 +12,7 @@ import pytest
 import hindsight_redis
 from hindsight_redis import AsyncMemoryClient, ConfigError, MemoryClient, Settings
 from hindsight_redis.cli import SEARCH_FILTERS, build_parser
-from hindsight_redis.models import WRITE_FIELDS
+from hindsight_redis.core.models import WRITE_FIELDS
 from hindsight_redis.settings import load_settings
 
 
@@ -74,7 +74,7 @@ def test_the_cli_write_and_search_options_are_the_library_arguments() -> None:
 
 
 def test_the_mcp_tools_take_the_library_arguments(settings_for_mcp: Settings) -> None:
-    from hindsight_redis.mcp_server import build_server
+    from hindsight_redis.service.mcp import build_server
 
     server, _ = build_server(settings_for_mcp)
     tools = {t.name: t for t in asyncio.run(server.list_tools())}
@@ -101,8 +101,8 @@ def test_bad_settings_raise_config_error_and_start_no_thread() -> None:
 
 
 def test_text_for_people_aligns_wide_characters_and_ages() -> None:
-    from hindsight_redis.models import SearchHit
-    from hindsight_redis.render import age, fit, hits_table, stats_lines
+    from hindsight_redis.core.models import SearchHit
+    from hindsight_redis.ops.render import age, fit, hits_table, stats_lines
 
     assert (
         fit("用户王芳", 8) == "用户王芳"

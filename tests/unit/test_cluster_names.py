@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from redis import exceptions as rx
 
-from hindsight_redis.cluster import cluster_url, is_cluster_url, startup_nodes
-from hindsight_redis.connection import resolve
+from hindsight_redis.core.keys import Keys
 from hindsight_redis.errors import (
     ConfigError,
     RedisCommandError,
@@ -14,7 +13,8 @@ from hindsight_redis.errors import (
     map_redis_error,
     transient,
 )
-from hindsight_redis.keys import Keys
+from hindsight_redis.redis.cluster import cluster_url, is_cluster_url, startup_nodes
+from hindsight_redis.redis.connection import resolve
 from hindsight_redis.settings import Settings
 
 

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hindsight_redis.coldfile import (
+from hindsight_redis.errors import ExportFileError
+from hindsight_redis.index.schema import CONTEXT_FIELD
+from hindsight_redis.lifecycle.coldfile import (
     ExportHeader,
     content_hash,
     decode_memory,
@@ -19,8 +21,6 @@ from hindsight_redis.coldfile import (
     read_export,
     write_header,
 )
-from hindsight_redis.errors import ExportFileError
-from hindsight_redis.schema import CONTEXT_FIELD
 
 HEADER = ExportHeader(
     namespace="ns", exported_at=1.0, status="archived", count=1, embedding_model="m",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hindsight_redis.ranking import linear_blend, top
+from hindsight_redis.search.ranking import linear_blend, top
 
 COSINE = {"a": 0.92, "b": 0.80, "c": 0.55, "d": 0.40}
 BM25 = {"a": 12.0, "b": 6.0, "c": 3.0}

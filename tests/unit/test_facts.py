@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_redis.pipeline.facts import contradiction, disagree, facts_of, may_share_topic
+from hindsight_redis.language.facts import contradiction, disagree, facts_of, may_share_topic
 
 PAIRS = [
     json.loads(line)

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindsight_redis.doctor import exposure_problem, loopback_only
+from hindsight_redis.core.models import build_event, finite_number, wait_timeout_s
+from hindsight_redis.core.text import text_problem
 from hindsight_redis.errors import InvalidMemory, InvalidQuery, shown
-from hindsight_redis.models import build_event, finite_number, wait_timeout_s
-from hindsight_redis.query import check_search, escape_tag, search_filters
+from hindsight_redis.ops.doctor import exposure_problem, loopback_only
+from hindsight_redis.search.query import check_search, escape_tag, search_filters
 from hindsight_redis.settings import redact_url
-from hindsight_redis.text import text_problem
 
 
 def _event(**fields: object) -> object:

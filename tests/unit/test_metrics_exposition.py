@@ -6,8 +6,8 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
-from hindsight_redis.metrics import NamespaceCollector, Snapshot
-from hindsight_redis.stats import QueueState
+from hindsight_redis.ops.metrics import NamespaceCollector, Snapshot
+from hindsight_redis.ops.stats import QueueState
 
 
 def _state(namespace: str, **overrides: object) -> QueueState:

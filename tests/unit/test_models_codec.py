@@ -6,12 +6,12 @@ import msgpack
 import numpy as np
 import pytest
 
-from hindsight_redis.codec import EVENT_FIELD, decode_event, encode_event
-from hindsight_redis.documents import record_from_fields
+from hindsight_redis.core.codec import EVENT_FIELD, decode_event, encode_event
+from hindsight_redis.core.documents import record_from_fields
+from hindsight_redis.core.models import build_event, event_id_for, wait_timeout_s
 from hindsight_redis.errors import InvalidMemory, PoisonMessage
-from hindsight_redis.models import build_event, event_id_for, wait_timeout_s
-from hindsight_redis.pipeline.base import Candidate
 from hindsight_redis.pipeline.commit import doc_from_candidate
+from hindsight_redis.pipeline.stages.base import Candidate
 
 
 def _event(**fields: object):  # type: ignore[no-untyped-def]

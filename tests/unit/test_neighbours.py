@@ -7,11 +7,8 @@ import argparse
 import msgpack
 import pytest
 
-from hindsight_redis.codec import EVENT_FIELD, decode_event, encode_event
-from hindsight_redis.documents import memory_document, record_from_fields
-from hindsight_redis.errors import InvalidMemory
-from hindsight_redis.models import build_event
-from hindsight_redis.neighbours import (
+from hindsight_redis.core.codec import EVENT_FIELD, decode_event, encode_event
+from hindsight_redis.core.context import (
     CONTEXT_KEPT_BYTES,
     MAX_CONTEXT_CHARS,
     SessionTails,
@@ -19,6 +16,9 @@ from hindsight_redis.neighbours import (
     contextual_text,
     kept_context,
 )
+from hindsight_redis.core.documents import memory_document, record_from_fields
+from hindsight_redis.core.models import build_event
+from hindsight_redis.errors import InvalidMemory
 
 
 def _event(**fields: object):  # type: ignore[no-untyped-def]

@@ -9,18 +9,18 @@ import msgpack
 import pytest
 
 from hindsight_redis.cli.app import moment
-from hindsight_redis.codec import EVENT_FIELD, decode_event, encode_event
-from hindsight_redis.documents import (
+from hindsight_redis.core.codec import EVENT_FIELD, decode_event, encode_event
+from hindsight_redis.core.documents import (
     HIT_FIELDS,
     hit_from_fields,
     memory_document,
     record_from_fields,
 )
+from hindsight_redis.core.models import SearchFilters, SearchHit, build_event
 from hindsight_redis.errors import InvalidMemory, InvalidQuery
-from hindsight_redis.index_fields import attribute_names
-from hindsight_redis.models import SearchFilters, SearchHit, build_event
-from hindsight_redis.query import build_filter, is_selective, search_filters
-from hindsight_redis.render import hits_table
+from hindsight_redis.index.fields import attribute_names
+from hindsight_redis.ops.render import hits_table
+from hindsight_redis.search.query import build_filter, is_selective, search_filters
 
 MAY_8 = 1683554160.0  # 2023-05-08 13:56 UTC
 

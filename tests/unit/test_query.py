@@ -6,9 +6,10 @@ import math
 
 import pytest
 
+from hindsight_redis.core.models import SearchFilters
 from hindsight_redis.errors import InvalidQuery
-from hindsight_redis.models import SearchFilters
-from hindsight_redis.query import (
+from hindsight_redis.index.schema import stopwords
+from hindsight_redis.search.query import (
     build_filter,
     check_search,
     escape_tag,
@@ -19,7 +20,6 @@ from hindsight_redis.query import (
     tag_clause,
     visible,
 )
-from hindsight_redis.schema import stopwords
 
 
 def test_stopword_list_is_the_179_nltk_words() -> None:

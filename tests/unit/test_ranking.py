@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from hindsight_redis.ranking import (
+from hindsight_redis.search.ranking import (
     Blend,
     LegScores,
     cosines,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hindsight_redis.resp import search_rows
+from hindsight_redis.core.resp import search_rows
 
 
 def test_resp3_rows_with_bytes_keys_keep_their_values_as_bytes() -> None:

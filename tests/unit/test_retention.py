@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindsight_redis.retention import (
+from hindsight_redis.lifecycle.retention import (
     RetentionPolicy,
     pick_victims,
     retention_parts,

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-from hindsight_redis.models import SearchHit
-from hindsight_redis.review import asks_about_the_past, prefer_newer, resolution_from_fields
+from hindsight_redis.core.models import SearchHit
+from hindsight_redis.lifecycle.review import (
+    asks_about_the_past,
+    prefer_newer,
+    resolution_from_fields,
+)
+from hindsight_redis.service.tools import TOOLS
 from hindsight_redis.settings import Settings
-from hindsight_redis.tools import TOOLS
 
 
 def _hit(memory_id: str, created_at: float, *conflicts: str) -> SearchHit:
@@ -45,7 +49,7 @@ def test_a_log_entry_reads_back_as_a_resolution() -> None:
 
 
 def test_the_mcp_tools_are_the_specs() -> None:
-    from hindsight_redis.mcp_server import build_server
+    from hindsight_redis.service.mcp import build_server
 
     server, _ = build_server(Settings(redis_url="redis://127.0.0.1:1", embedder="hash"))
     tools = {t.name: t for t in asyncio.run(server.list_tools())}

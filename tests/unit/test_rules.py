@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from hindsight_redis.core.models import MemoryEvent
 from hindsight_redis.errors import ConfigError
-from hindsight_redis.models import MemoryEvent
-from hindsight_redis.pipeline.base import Candidate
-from hindsight_redis.pipeline.filter_config import FilterConfig, load_filter_config
-from hindsight_redis.pipeline.rules import RuleFilter, check_rules
+from hindsight_redis.pipeline.stages.base import Candidate
+from hindsight_redis.pipeline.stages.filter_config import FilterConfig, load_filter_config
+from hindsight_redis.pipeline.stages.rules import RuleFilter, check_rules
 
 
 @pytest.fixture(scope="module")

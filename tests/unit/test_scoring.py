@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from hindsight_redis.core.models import MemoryEvent
 from hindsight_redis.errors import ProviderError
-from hindsight_redis.models import MemoryEvent
-from hindsight_redis.pipeline.base import Candidate
-from hindsight_redis.pipeline.filters import build_filter_stages
-from hindsight_redis.pipeline.scoring import (
+from hindsight_redis.pipeline.stages.base import Candidate
+from hindsight_redis.pipeline.stages.filters import build_filter_stages
+from hindsight_redis.pipeline.stages.scoring import (
     HeuristicScorer,
     LLMScorer,
     ScoreStage,
@@ -75,7 +75,7 @@ def test_heuristic_is_deterministic_across_processes_and_batches() -> None:
     # Another interpreter with another hash seed (set and dict orders differ): same scores.
     code = (
         "import json, sys\n"
-        "from hindsight_redis.pipeline.scoring import HeuristicScorer\n"
+        "from hindsight_redis.pipeline.stages.scoring import HeuristicScorer\n"
         "s = HeuristicScorer()\n"
         "print(json.dumps([[r.score, r.reason] for r in map(s.score_one, json.load(sys.stdin))]))"
     )
@@ -207,7 +207,7 @@ def test_build_filter_stages_follows_settings() -> None:
 
 
 def test_a_speaker_label_is_not_content() -> None:
-    from hindsight_redis.pipeline.scoring import heuristic_score
+    from hindsight_redis.pipeline.stages.scoring import heuristic_score
 
     for text in ("Wow, that is great! How was it?", "Thanks! Have fun with the kids!"):
         bare, _ = heuristic_score(text)
@@ -217,7 +217,7 @@ def test_a_speaker_label_is_not_content() -> None:
 
 
 def _keyword_patterns() -> dict[str, Any]:
-    from hindsight_redis.pipeline import scoring
+    from hindsight_redis.pipeline.stages import scoring
 
     return {n: k for n, k in vars(scoring).items() if isinstance(k, scoring._Keywords)}
 
@@ -226,8 +226,8 @@ def test_keyword_heads_cover_every_match_of_their_pattern() -> None:
     """A sentence is only searched for a keyword pattern when one of its words begins
     like a match can (``_Keywords.heads``): checked for every word of the tokenizer's
     vocabulary, and the patterns' own, alone and before what their phrases go on with."""
-    from hindsight_redis.pipeline.scoring import _word_heads
-    from hindsight_redis.pipeline.summarize import encoding
+    from hindsight_redis.pipeline.stages.scoring import _word_heads
+    from hindsight_redis.pipeline.stages.summarize import encoding
 
     patterns = _keyword_patterns()
     assert len(patterns) >= 8
@@ -253,7 +253,7 @@ def test_keyword_heads_cover_every_match_of_their_pattern() -> None:
 
 
 def test_the_keyword_shortcut_changes_no_score(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hindsight_redis.pipeline import scoring
+    from hindsight_redis.pipeline.stages import scoring
 
     texts = [
         FACT,

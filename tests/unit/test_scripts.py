@@ -7,8 +7,8 @@ import hashlib
 import pytest
 from redis.asyncio import Redis
 
-from hindsight_redis import scripts
-from hindsight_redis.lua import Arg, ArgList, Key, KeyList, redis_script
+from hindsight_redis.redis import scripts
+from hindsight_redis.redis.lua import Arg, ArgList, Key, KeyList, redis_script
 
 
 def test_parameters_become_lua_locals() -> None:

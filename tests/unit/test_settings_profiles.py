@@ -8,7 +8,7 @@ import pytest
 
 import hindsight_redis
 from hindsight_redis.errors import ConfigError
-from hindsight_redis.server.profiles import PROFILES, get_profile, profile_mismatches
+from hindsight_redis.redis.server.profiles import PROFILES, get_profile, profile_mismatches
 from hindsight_redis.settings import Settings
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from hindsight_redis.models import MemoryEvent
-from hindsight_redis.pipeline.base import Candidate
-from hindsight_redis.pipeline.summarize import (
+from hindsight_redis.core.models import MemoryEvent
+from hindsight_redis.pipeline.stages.base import Candidate
+from hindsight_redis.pipeline.stages.summarize import (
     ExtractiveSummarizer,
     LLMSummarizer,
     SummarizeStage,

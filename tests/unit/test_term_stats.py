@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hindsight_redis.term_stats import TermStats
+from hindsight_redis.search.term_stats import TermStats
 
 
 def stats(**kwargs: float) -> TermStats:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from hindsight_redis.documents import detect_language
-from hindsight_redis.pipeline.filter_config import load_filter_config
-from hindsight_redis.pipeline.rules import text_weight
-from hindsight_redis.query import keyword_terms
-from hindsight_redis.text import han_runs, has_han, is_cjk, mostly_cjk, script_of
+from hindsight_redis.core.documents import detect_language
+from hindsight_redis.core.text import han_runs, has_han, is_cjk, mostly_cjk, script_of
+from hindsight_redis.pipeline.stages.filter_config import load_filter_config
+from hindsight_redis.pipeline.stages.rules import text_weight
+from hindsight_redis.search.query import keyword_terms
 
 EXTENSION_B = "\U00020000\U0002a6d6"  # two Han characters outside the BMP
 EXTENSION_G = "\U00030000"

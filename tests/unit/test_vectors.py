@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hindsight_redis.keys import Keys
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.index.schema import CONTEXT_FIELD, index_schema
 from hindsight_redis.providers.vectors import (
     VECTOR_DATATYPES,
     convert_vector,
@@ -14,7 +15,6 @@ from hindsight_redis.providers.vectors import (
     vector_bytes,
     vectors_from_bytes,
 )
-from hindsight_redis.schema import CONTEXT_FIELD, index_schema
 
 UNIT = normalize_rows(np.random.default_rng(7).standard_normal((5, 384)))
 

@@ -6,10 +6,10 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from hindsight_redis.answer_type import asks_time, tells_time
-from hindsight_redis.models import SearchHit
-from hindsight_redis.settings import Settings
-from hindsight_redis.time_boost import (
+from hindsight_redis.core.models import SearchHit
+from hindsight_redis.language.answer_type import asks_time, tells_time
+from hindsight_redis.language.when import parse_timestamp, time_range, time_ranges
+from hindsight_redis.search.time_boost import (
     ANSWER_WEIGHT,
     WEIGHT,
     boost,
@@ -17,7 +17,7 @@ from hindsight_redis.time_boost import (
     pool_size,
     time_query,
 )
-from hindsight_redis.when import parse_timestamp, time_range, time_ranges
+from hindsight_redis.settings import Settings
 
 NOW = datetime(2024, 3, 14, 15, 0, tzinfo=UTC).timestamp()  # a Thursday
 

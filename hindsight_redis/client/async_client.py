@@ -1,0 +1,413 @@
+"""``AsyncMemoryClient``: what agents call to write, search and manage memories.
+
+Writes are validated here (``models.build_event``), encoded as versioned
+msgpack events and appended to the namespace's stream (``writer``); workers
+do everything else. Searches run through a ``Searcher`` opened on first use;
+the operators' reads live in ``admin``. The blocking twin is
+``sync_client.MemoryClient``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+
+from hindsight_redis.client.pool import PoolOperations
+from hindsight_redis.client.records import read_record
+from hindsight_redis.core.context import SessionTails, context_depth
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.models import (
+    MemoryEvent,
+    MemoryRecord,
+    SearchHit,
+    SearchMode,
+    Visibility,
+    WriteReceipt,
+    build_event,
+    wait_timeout_s,
+)
+from hindsight_redis.core.text import text_problem
+from hindsight_redis.errors import (
+    EmbeddingMismatch,
+    InvalidArgument,
+    InvalidMemory,
+    MemoryProtected,
+    NotFound,
+    RedisUnavailable,
+    redis_errors,
+)
+from hindsight_redis.lifecycle.conflicts import undo_pairs, undoable_resolutions
+from hindsight_redis.lifecycle.forgetting import archive_memory
+from hindsight_redis.redis import scripts
+from hindsight_redis.redis.connection import open_redis, require_search, resolve
+from hindsight_redis.redis.server.profiles import get_profile
+from hindsight_redis.search.budget import check_max_tokens, within_budget
+from hindsight_redis.search.query import search_filters
+from hindsight_redis.search.searcher import Searcher
+from hindsight_redis.settings import Settings
+from hindsight_redis.write.writer import StreamWriter
+
+
+class AsyncMemoryClient(PoolOperations):
+    """Write, search and manage memories of one namespace (asyncio).
+
+    Use as ``async with AsyncMemoryClient(settings) as client: ...``, or call
+    ``connect()`` / ``aclose()`` yourself. With no ``redis_url`` the embedded
+    server is started on first use. Building a client does no I/O.
+    """
+
+    def __init__(self, settings: Settings | None = None, *, redis: Redis | None = None) -> None:
+        self.settings = settings or Settings()
+        self.keys = Keys(self.settings.key_prefix, self.settings.namespace)
+        self.profile = get_profile(self.settings.profile)  # until connect() knows the server
+        self._redis = redis
+        self._owns_redis = redis is None
+        self._searcher: Searcher | None = None
+        self._search_checked = False
+        self._writer = StreamWriter(self.settings, self.keys)
+        self._tails = SessionTails()  # write_many's context_from_previous, across calls
+
+    async def __aenter__(self) -> AsyncMemoryClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def connect(self) -> Redis:
+        """Open the connection (starting the embedded server if needed).
+
+        On the embedded server, ``profile`` becomes the one the server runs
+        with, unless one is configured explicitly.
+        """
+        if self._redis is None:
+            target = await asyncio.to_thread(resolve, self.settings)
+            self.profile = target.profile
+            self._redis = await open_redis(target.url, target.password, settings=self.settings)
+        return self._redis
+
+    async def aclose(self) -> None:
+        """Close the connection this client opened."""
+        if self._searcher is not None:
+            await self._searcher.aclose()
+        if self._redis is not None and self._owns_redis:
+            await self._redis.aclose()
+            self._redis = None
+            self._searcher = None
+
+    @property
+    def redis(self) -> Redis:
+        """The underlying client; ``connect()`` first."""
+        if self._redis is None:
+            raise RedisUnavailable("client is not connected: call connect() or use 'async with'")
+        return self._redis
+
+    # -- identity ---------------------------------------------------------------
+
+    def caller(self, as_agent: str | None = None) -> str:
+        """Who a call acts as: ``as_agent`` when given, else ``Settings.agent_id``."""
+        if as_agent is None:
+            return self.settings.agent_id
+        if not isinstance(as_agent, str) or len(as_agent) > 256:
+            raise InvalidArgument("as_agent must be a string of at most 256 characters")
+        problem = text_problem(as_agent, controls=False)
+        if problem is not None:
+            raise InvalidArgument(f"as_agent {problem}")
+        return as_agent
+
+    def _viewer(self, as_agent: str | None) -> str | None:
+        """Whose view a read by id gets; None for a caller with no identity (an operator)."""
+        if as_agent is None and not self.settings.agent_id:
+            return None
+        return self.caller(as_agent)
+
+    # -- writes ---------------------------------------------------------------
+
+    def _event(self, fields: Mapping[str, Any], caller: str) -> MemoryEvent:
+        if fields.get("agent_id") is None and caller:
+            fields = {**fields, "agent_id": caller}
+        return build_event(
+            self.settings.namespace,
+            fields,
+            max_content_chars=self.settings.max_content_chars,
+            max_tags=self.settings.max_tags,
+        )
+
+    async def write(
+        self,
+        content: str,
+        *,
+        context: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        task_type: str | None = None,
+        source: str | None = None,
+        tags: Sequence[str] = (),
+        protected: bool = False,
+        visibility: Visibility = "shared",
+        importance: float | None = None,
+        half_life_days: float | None = None,
+        occurred_at: float | None = None,
+        idempotency_key: str | None = None,
+        wait: bool = False,
+        timeout_s: float | None = None,
+        as_agent: str | None = None,
+    ) -> WriteReceipt:
+        """Accept one memory; returns at once unless ``wait=True``.
+
+        The memory is recorded as written by ``agent_id`` when given (the
+        library is trusted), else by the caller (``as_agent``, else
+        ``Settings.agent_id``).
+
+        ``importance`` (0..1) is a hint that nudges the write score;
+        ``half_life_days`` sets how fast the memory's retention decays
+        (default: its task type's, else ``Settings.half_life_days``);
+        ``occurred_at`` (unix seconds) is when what it tells of happened, if
+        known (searches filter on it and hits show it);
+        ``visibility="private"`` keeps the memory to ``agent_id``; an
+        ``idempotency_key`` makes a retried write a no-op. With ``wait=True``
+        the receipt comes once the memory is searchable (or says why it was
+        dropped), within ``timeout_s`` (default ``write_wait_timeout_s``; 0
+        looks once).
+
+        ``context`` (e.g. the previous message, at most 4,000 characters) is
+        embedded with the content for the contextual vector only; keywords
+        and the static vector read the content alone. Its last 600 bytes are
+        kept (``neighbours.CONTEXT_KEPT_BYTES``), and ``get()`` shows them.
+        """
+        fields = {
+            "content": content, "agent_id": agent_id, "session_id": session_id,
+            "task_type": task_type, "source": source, "tags": tags, "protected": protected,
+            "visibility": visibility, "importance": importance, "half_life_days": half_life_days,
+            "occurred_at": occurred_at, "idempotency_key": idempotency_key, "wait": wait,
+            "timeout_s": timeout_s,
+            "context": context,
+        }  # fmt: skip
+        event = self._event(fields, self.caller(as_agent))
+        redis = self._redis or await self.connect()
+        if wait:
+            await self._require_search(redis)
+        durable = self.profile.wait_aof
+        if idempotency_key is None:
+            receipt = await self._writer.append_one(redis, event, durable=durable)
+        else:
+            receipt = (await self._writer.append(redis, [event], [True], durable=durable))[0]
+        waits = {0: wait_timeout_s(fields, self.settings.write_wait_timeout_s)} if wait else {}
+        return (await self._settle(redis, [receipt], waits))[0]
+
+    async def write_many(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        context_from_previous: int = 0,
+        as_agent: str | None = None,
+    ) -> list[WriteReceipt]:
+        """Accept a batch in one round trip; every item is validated first.
+
+        Each item is a dict of the keyword arguments of ``write`` (with
+        ``content``). The batch is accepted whole or not at all.
+
+        ``context_from_previous=N`` (a transcript): an item with a
+        ``session_id`` and no ``context`` of its own gets the contents of the
+        ``N`` previous items of its session, oldest first. The client
+        remembers each session's last contents across calls (the 1,000 most
+        recent sessions), so a transcript written in batches keeps its
+        context; a private item's content is context only for its owner's.
+        """
+        if isinstance(items, Mapping | str | bytes) or not isinstance(items, Iterable):
+            raise InvalidMemory("write_many takes a list of dicts")
+        items = list(items)  # a generator is read once, here
+        caller = self.caller(as_agent)
+        depth = context_depth(context_from_previous)
+        tails: Mapping[Any, tuple[str, ...]] = {}
+        if depth and all(isinstance(item, Mapping) for item in items):
+            items, tails = self._tails.fill(items, depth, caller)
+        events = []
+        for n, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise InvalidMemory(f"item {n} is not a dict")
+            try:
+                events.append(self._event(item, caller))
+            except InvalidMemory as e:
+                raise InvalidMemory(f"item {n}: {e}") from None
+        if not events:
+            return []
+        default_s = self.settings.write_wait_timeout_s
+        waits = {
+            n: wait_timeout_s(item, default_s) for n, item in enumerate(items) if item.get("wait")
+        }
+        redis = self._redis or await self.connect()
+        if waits:
+            await self._require_search(redis)
+        keyed = [item.get("idempotency_key") is not None for item in items]
+        receipts = await self._writer.append(redis, events, keyed, durable=self.profile.wait_aof)
+        self._tails.remember(tails)  # only once accepted: a retried batch gets the same contexts
+        return await self._settle(redis, receipts, waits)
+
+    async def _require_search(self, redis: Redis) -> None:
+        """Before a ``wait=True`` write: without the search module it could only time out."""
+        if not self._search_checked:
+            await require_search(redis, "wait for the write")
+            self._search_checked = True
+
+    async def _settle(
+        self, redis: Redis, receipts: list[WriteReceipt], waits: Mapping[int, float]
+    ) -> list[WriteReceipt]:
+        """After the append (and its AOF fsync: durable profile), the awaited outcomes."""
+        for n, timeout_s in waits.items():
+            receipts[n] = await self._writer.wait_outcome(redis, receipts[n], timeout_s)
+        return receipts
+
+    # -- search ---------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        mode: SearchMode = "hybrid",
+        task_type: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        tags: Sequence[str] | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        occurred_since: float | None = None,
+        occurred_until: float | None = None,
+        include_archived: bool = False,
+        max_tokens: int | None = None,
+        as_agent: str | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid (vector + keyword), vector or keyword search with metadata filters.
+
+        The caller (``as_agent``, else ``Settings.agent_id``) sees the shared
+        memories and its own private ones; ``agent_id`` keeps those written by
+        that agent. ``tags``: all must be present; ``since``/``until``: unix
+        seconds of ``created_at``; ``occurred_since``/``occurred_until``: of
+        ``occurred_at`` (only memories that have one match). ``max_tokens``:
+        hits in rank order until their content would pass that many tokens. Bad arguments raise
+        ``InvalidQuery``.
+        """
+        budget = check_max_tokens(max_tokens)
+        filters = search_filters(
+            agent_id=agent_id,
+            session_id=session_id,
+            task_type=task_type,
+            tags=tags,
+            since=since,
+            until=until,
+            occurred_since=occurred_since,
+            occurred_until=occurred_until,
+            include_archived=include_archived,
+            viewer=self.caller(as_agent),
+        )
+        for attempt in (1, 2):
+            searcher = self._searcher or await self._open_searcher()
+            try:
+                hits = await searcher.search(query, top_k=top_k, mode=mode, filters=filters)
+                return hits if budget is None else within_budget(hits, budget)
+            except EmbeddingMismatch:
+                # A reindex moved the index under this client: open it again once.
+                # If this client's embedder is not the new one, opening says so.
+                self._searcher = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _open_searcher(self) -> Searcher:
+        self._searcher = await Searcher.open(await self.connect(), self.keys, self.settings)
+        return self._searcher
+
+    # -- one memory -------------------------------------------------------------
+
+    async def get(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord | None:
+        """The memory with this id (active, archived, merged or dropped), or None.
+
+        For a caller with an identity, another agent's private memory is None,
+        as if it did not exist.
+        """
+        _check_id(memory_id)
+        viewer = self._viewer(as_agent)
+        return await read_record(await self.connect(), self.keys, memory_id, viewer)
+
+    async def _require_visible(self, memory_id: str, as_agent: str | None) -> None:
+        """``NotFound`` unless the caller may see the memory."""
+        if await self.get(memory_id, as_agent=as_agent) is None:
+            raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
+
+    async def _set_fields(
+        self, memory_id: str, as_agent: str | None = None, **fields: str
+    ) -> MemoryRecord:
+        _check_id(memory_id)
+        await self._require_visible(memory_id, as_agent)
+        redis = await self.connect()
+        pairs = [x for pair in fields.items() for x in pair]
+        with redis_errors("update the memory"):
+            updated = await scripts.update_existing(
+                redis, memory=self.keys.doc(memory_id), fields=pairs
+            )
+        if not updated:
+            raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
+        record = await self.get(memory_id, as_agent=as_agent)
+        assert record is not None
+        return record
+
+    async def forget(
+        self, memory_id: str, *, force: bool = False, as_agent: str | None = None
+    ) -> MemoryRecord:
+        """Archive a memory: it leaves search results but can be restored.
+
+        A protected memory raises ``MemoryProtected`` unless ``force=True``.
+        With ``as_agent``, another agent's private memory is ``NotFound``.
+        """
+        _check_id(memory_id)
+        if not isinstance(force, bool):
+            raise InvalidArgument("force must be true or false")
+        await self._require_visible(memory_id, as_agent)
+        code = await archive_memory(await self.connect(), self.keys, memory_id, force=force)
+        if code == 0:
+            raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
+        if code < 0:
+            raise MemoryProtected(
+                f"memory {memory_id!r} is protected; forget it with force=True "
+                "(CLI --force, MCP force) or lift the protection first"
+            )
+        record = await self.get(memory_id, as_agent=as_agent)
+        assert record is not None
+        return record
+
+    async def restore(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord:
+        """Bring an archived memory back into search results.
+
+        It also undoes a conflict review (``resolve_conflict``): the memory a
+        review archived comes back, and restoring the one it kept brings back
+        the others; either way the pair is flagged as conflicting again.
+        """
+        record = await self.get(memory_id, as_agent=as_agent)
+        partners = undoable_resolutions(record) if record is not None else []
+        visible = [p for p in partners if await self.get(p, as_agent=as_agent) is not None]
+        if visible:
+            by = self.caller(as_agent) or "operator"
+            await undo_pairs(await self.connect(), self.keys, memory_id, visible, by=by)
+            record = await self.get(memory_id, as_agent=as_agent)
+            if record is not None and record.status != "archived":
+                return record
+        return await self._set_fields(
+            memory_id, as_agent, status="active", archived_at="", archive_reason=""
+        )
+
+    async def protect(
+        self, memory_id: str, protected: bool = True, *, as_agent: str | None = None
+    ) -> MemoryRecord:
+        """Mark a memory as protected from retention sweeps (or lift the mark)."""
+        return await self._set_fields(memory_id, as_agent, protected="1" if protected else "0")
+
+
+def _check_id(memory_id: str) -> None:
+    if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 128:
+        raise InvalidMemory("memory id must be a non-empty string of at most 128 characters")
+    if any(c in memory_id for c in "{}:* \n") or text_problem(memory_id, controls=False):
+        raise InvalidMemory(f"invalid memory id {memory_id!r}")

@@ -1,0 +1,194 @@
+"""The pool-wide operations of ``AsyncMemoryClient``: retention, cold storage, operators.
+
+A base class so that ``client`` stays about one memory at a time; every
+method here acts on the namespace as a whole.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from redis.asyncio import Redis
+
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.models import MemoryRecord
+from hindsight_redis.errors import InvalidArgument, NotFound
+from hindsight_redis.lifecycle.cold import (
+    ExportReport,
+    ImportReport,
+    Progress,
+    PurgeReport,
+    export_memories,
+    import_memories,
+    purge_exported,
+)
+from hindsight_redis.lifecycle.conflicts import check_resolution, list_resolutions, resolve_pairs
+from hindsight_redis.lifecycle.forgetting import SweepReport, sweep
+from hindsight_redis.lifecycle.retention import RetentionPolicy
+from hindsight_redis.lifecycle.review import ConflictResolution, Keep
+from hindsight_redis.ops import admin
+from hindsight_redis.ops.admin import DeadLetter
+from hindsight_redis.settings import Settings
+
+if TYPE_CHECKING:
+    from hindsight_redis.search.searcher import Searcher
+
+
+class PoolOperations:
+    """Sweeps, export/purge/import, stats, dead letters, conflicts and reindex."""
+
+    settings: Settings
+    keys: Keys
+    _searcher: Searcher | None
+
+    async def connect(self) -> Redis:
+        """The connection (``AsyncMemoryClient.connect``)."""
+        raise NotImplementedError
+
+    async def get(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord | None:
+        """One memory as the caller sees it (``AsyncMemoryClient.get``)."""
+        raise NotImplementedError
+
+    def caller(self, as_agent: str | None = None) -> str:
+        """Who a call acts as (``AsyncMemoryClient.caller``)."""
+        raise NotImplementedError
+
+    # -- retention --------------------------------------------------------------
+
+    async def sweep(
+        self,
+        *,
+        dry_run: bool = False,
+        threshold: float | None = None,
+        max_active: int | None = None,
+        batch: int | None = None,
+        show: int = 20,
+    ) -> SweepReport:
+        """Archive the active memories with the lowest retention scores.
+
+        Those under ``threshold`` and/or the lowest beyond ``max_active``
+        (defaults: ``sweep_threshold`` and ``sweep_max_active``, when neither
+        is given); never a protected one. ``dry_run`` changes nothing and
+        reports what would be archived; ``show`` victims are listed with their
+        scores (0: all). ``SweepBusy`` when another sweep of the namespace runs.
+        """
+        if threshold is None and max_active is None:
+            threshold, max_active = self.settings.sweep_threshold, self.settings.sweep_max_active
+        return await sweep(
+            await self.connect(),
+            self.keys,
+            RetentionPolicy.from_settings(self.settings),
+            threshold=threshold,
+            max_active=max_active,
+            dry_run=dry_run,
+            batch=self.settings.sweep_batch if batch is None else batch,
+            lease_s=self.settings.sweep_lease_s,
+            show=show,
+            redis_share=self.settings.sweep_redis_share,
+        )
+
+    async def export(
+        self, path: str | Path, *, status: str = "archived", progress: Progress | None = None
+    ) -> ExportReport:
+        """Write the memories of ``status`` (archived, active, all) to a ``.jsonl.gz`` file.
+
+        Every field and both vectors; a header line names the namespace and
+        models. ``progress(done, total)`` is called as it goes.
+        """
+        return await export_memories(
+            await self.connect(), self.keys, Path(path), status=status, progress=progress
+        )
+
+    async def purge_exported(
+        self, path: str | Path, *, progress: Progress | None = None
+    ) -> PurgeReport:
+        """Delete the archived memories that are in an export file and unchanged since."""
+        return await purge_exported(await self.connect(), self.keys, Path(path), progress=progress)
+
+    async def import_file(
+        self, path: str | Path, *, progress: Progress | None = None
+    ) -> ImportReport:
+        """Restore an export file into this namespace; memories already present are kept."""
+        report = await import_memories(
+            await self.connect(), self.keys, self.settings, Path(path), progress=progress
+        )
+        self._searcher = None  # the import may have created the index
+        return report
+
+    # -- the operators' side ------------------------------------------------------
+
+    async def stats(self) -> dict[str, Any]:
+        """Counters and stream state; see ``admin.collect_stats``."""
+        return await admin.collect_stats(
+            await self.connect(), self.keys, live_within_ms=self.settings.claim_idle_ms
+        )
+
+    async def dead_letters(self, count: int = 100) -> list[DeadLetter]:
+        """The oldest dead-lettered writes, with their errors."""
+        return await admin.list_dead_letters(await self.connect(), self.keys, count)
+
+    async def replay_dead_letters(self, ids: list[str] | None = None) -> list[str]:
+        """Put dead letters (all, or those ids) back on the stream; their new stream ids."""
+        return await admin.replay_dead_letters(await self.connect(), self.keys, ids)
+
+    async def conflicts(self, limit: int = 100) -> list[MemoryRecord]:
+        """Memories flagged for review because they contradict another (newest first)."""
+        return await admin.list_conflicts(await self.connect(), self.keys, limit=limit)
+
+    async def resolve_conflict(
+        self,
+        memory_id: str,
+        keep: Keep,
+        *,
+        other_id: str | None = None,
+        note: str | None = None,
+        as_agent: str | None = None,
+    ) -> list[ConflictResolution]:
+        """Decide a flagged contradiction between ``memory_id`` and the memories it conflicts with.
+
+        ``keep="new"`` archives the older memory of each pair (``superseded_by``
+        the newer), ``"old"`` the newer one, ``"both"`` only clears the flag;
+        ``other_id`` limits it to that pair. Who decided (the caller, else
+        ``operator``), when and ``note`` are recorded on both memories and in
+        the log (``conflict_resolutions``); ``restore`` of either memory undoes
+        it. ``InvalidArgument`` when there is no open conflict to decide.
+        """
+        keep, text = check_resolution(keep, note)
+        record = await self.get(memory_id, as_agent=as_agent)
+        if record is None:
+            raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
+        others = list(record.conflicts_with)
+        if other_id is not None:
+            if other_id not in others:
+                raise InvalidArgument(
+                    f"memory {memory_id!r} has no open conflict with {other_id!r} "
+                    f"(open: {', '.join(others) or 'none'})"
+                )
+            others = [other_id]
+        visible = [o for o in others if await self.get(o, as_agent=as_agent) is not None]
+        if not visible:
+            raise InvalidArgument(f"memory {memory_id!r} has no open conflict to resolve")
+        return await resolve_pairs(
+            await self.connect(), self.keys, memory_id, visible,
+            keep=keep, by=self.caller(as_agent) or "operator", note=text,
+        )  # fmt: skip
+
+    async def conflict_resolutions(self, count: int = 100) -> list[ConflictResolution]:
+        """The latest conflict resolutions and their undoings (who, when, why), newest first."""
+        return await list_resolutions(await self.connect(), self.keys, count)
+
+    async def reindex(self, embedder: str) -> dict[str, Any]:
+        """Rebuild the index under another embedder (``"local"``, ``"litellm:<model>"``...).
+
+        Searches keep being served by the old index until the new one is
+        complete; then the alias moves. Restart workers with the new embedder.
+        The new index gets the configured ``contextual_embedder``'s field (its
+        vectors are kept when the model is unchanged, else recomputed by the
+        workers' refiners).
+        """
+        from hindsight_redis.index.manager import reindex_namespace
+
+        info = await reindex_namespace(await self.connect(), self.keys, self.settings, embedder)
+        self._searcher = None  # the next search re-opens against the new index
+        return info

@@ -1,0 +1,297 @@
+"""The operators' reads and repairs: stats, dead letters, conflicts flagged for review.
+
+Every call goes through the error boundary (``errors.redis_errors``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+
+from hindsight_redis.core.codec import decode_event, decode_outcome
+from hindsight_redis.core.documents import RECORD_FIELDS, record_from_fields
+from hindsight_redis.core.keys import Keys, namespace_registry
+from hindsight_redis.core.models import MemoryRecord
+from hindsight_redis.core.resp import (
+    NEVER_DECODE,
+    as_text,
+    entries_added,
+    search_rows,
+    search_total,
+)
+from hindsight_redis.errors import (
+    InvalidArgument,
+    PoisonMessage,
+    RedisCommandError,
+    SearchModuleMissing,
+    redis_errors,
+)
+from hindsight_redis.index.record import recorded_index
+from hindsight_redis.ops.stats import count_command, memory_count_queries, read_queue_states
+from hindsight_redis.redis import scripts
+from hindsight_redis.redis.cluster import list_indexes
+from hindsight_redis.search.query import newest_command, refine_pending_filter, tag_clause
+
+_STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
+
+
+# -- stats ----------------------------------------------------------------------
+
+
+async def collect_stats(
+    redis: Redis, keys: Keys, *, live_within_ms: int = 30_000
+) -> dict[str, Any]:
+    """What a namespace holds and how far behind its workers are.
+
+    Keys: ``accepted``, ``processed``, ``indexed``, ``merged``, ``dropped`` (a
+    mapping reason -> count, plus ``total``), ``backlog`` (accepted writes not
+    yet processed), ``pending`` (delivered, not acknowledged; per consumer in
+    ``consumers``), ``undelivered``, ``dead_letters``, ``stream_length``,
+    ``index_lag_s`` (age of the oldest unprocessed entry), ``refine_pending``
+    (memories still waiting for their contextual vector; None without an
+    index), ``memories`` (``active``, ``archived``, ``protected``; None
+    without an index), ``workers`` (the consumers seen within ``live_within_ms``: name,
+    pending, idle_s), ``idle_consumers`` (the others: crashed or stopped
+    workers that left entries, until reclaimed) and ``counters``.
+    """
+    (state,) = await read_queue_states(redis, [keys])
+    everyone = await _consumers(redis, keys)
+    dropped = state.dropped
+    dropped["total"] = sum(dropped.values())
+    return {
+        "accepted": state.accepted,
+        "processed": state.counters.get("processed", 0),
+        "indexed": state.counters.get("indexed", 0),
+        "merged": state.counters.get("merged", 0),
+        "dropped": dropped,
+        "backlog": state.backlog,
+        "pending": state.pending,
+        "undelivered": state.undelivered,
+        "consumers": state.consumers,
+        "dead_letters": state.dead_letters,
+        "stream_length": state.stream_length,
+        "index_lag_s": state.lag_s(time.time()),
+        "refine_pending": state.refine_pending,
+        "memories": state.memories,
+        "workers": [c for c in everyone if c["idle_s"] * 1000 <= live_within_ms],
+        "idle_consumers": sum(1 for c in everyone if c["idle_s"] * 1000 > live_within_ms),
+        "counters": state.counters,
+    }
+
+
+async def _consumers(redis: Redis, keys: Keys) -> list[dict[str, Any]]:
+    """Every consumer of the workers' group: name, pending entries, seconds since last seen."""
+    try:
+        with redis_errors("list the workers"):
+            found = await redis.xinfo_consumers(keys.stream, keys.group)
+    except RedisCommandError:
+        return []  # no stream or no group yet
+    return sorted(
+        (
+            {
+                "name": as_text(c["name"]),
+                "pending": int(c["pending"]),
+                "idle_s": round(int(c["idle"]) / 1000, 3),
+            }
+            for c in found
+        ),
+        key=lambda c: c["name"],
+    )
+
+
+async def refine_pending(redis: Redis, keys: Keys) -> int | None:
+    """Memories whose ``refine`` tag is still ``pending``; None when there is no index."""
+    command = count_command(keys, refine_pending_filter(keys.namespace))
+    try:
+        with redis_errors("count memories waiting for a contextual vector"):
+            reply = await redis.execute_command(*command)  # type: ignore[no-untyped-call]
+    except (RedisCommandError, SearchModuleMissing):
+        return None  # no index yet (or no search module: stats still work)
+    return search_total(reply)
+
+
+async def memory_counts(redis: Redis, keys: Keys) -> dict[str, int] | None:
+    """Stored memories: ``active``, ``archived`` and ``protected`` (of the active ones).
+
+    None when there is no index yet (or no search module).
+    """
+    queries = memory_count_queries(keys)
+    try:
+        with redis_errors("count the memories"):
+            pipe = redis.pipeline(transaction=False)
+            for query in queries.values():
+                pipe.execute_command(*count_command(keys, query))
+            replies = await pipe.execute()
+    except (RedisCommandError, SearchModuleMissing):
+        return None
+    return {name: search_total(reply) for name, reply in zip(queries, replies, strict=True)}
+
+
+async def accepted(redis: Redis, keys: Keys) -> int:
+    """Writes ever appended to the stream (trimming does not lower it); 0 without a stream."""
+    try:
+        with redis_errors("read the stream"):
+            return entries_added(await redis.xinfo_stream(keys.stream))
+    except RedisCommandError:
+        return 0
+
+
+async def backlog(redis: Redis, keys: Keys) -> int:
+    """Accepted writes not yet processed (indexed, merged, dropped or dead-lettered).
+
+    One round trip: the write gate refreshes it while writers wait.
+    """
+    with redis_errors("check the backlog", hint="retry the write"):
+        pipe = redis.pipeline(transaction=False)
+        pipe.xinfo_stream(keys.stream)
+        pipe.hget(keys.stats, "processed")
+        info, processed = await pipe.execute(raise_on_error=False)
+        if isinstance(processed, Exception):
+            raise processed
+        if isinstance(info, Exception):
+            if "no such key" in str(info).lower():
+                return 0  # no stream yet: nothing accepted
+            raise info
+    return max(entries_added(info) - int(processed or 0), 0)
+
+
+# -- dead letters -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """One dead-lettered write, with the error that put it there."""
+
+    id: str
+    entry_id: str
+    error: str
+    deliveries: int
+    failed_at: float
+    content: str | None
+    memory_id: str | None
+
+
+def _dead_letter(dlq_id: str, fields: dict[bytes, bytes]) -> DeadLetter:
+    try:
+        event = decode_event(fields)
+        content, memory_id = event.content, event.event_id
+    except PoisonMessage:
+        content, memory_id = None, None
+    return DeadLetter(
+        id=dlq_id,
+        entry_id=as_text(fields.get(b"entry_id", b"")),
+        error=as_text(fields.get(b"error", b"")),
+        deliveries=int(fields.get(b"deliveries", b"0") or 0),
+        failed_at=float(fields.get(b"failed_at", b"0") or 0),
+        content=content,
+        memory_id=memory_id,
+    )
+
+
+async def list_dead_letters(redis: Redis, keys: Keys, count: int = 100) -> list[DeadLetter]:
+    """The oldest ``count`` dead letters."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise InvalidArgument(f"count must be a positive integer, got {count!r}")
+    with redis_errors("list dead letters"):
+        entries: Any = await redis.xrange(keys.dead_letters, count=count)
+    return [_dead_letter(as_text(i), f) for i, f in entries or []]
+
+
+async def replay_dead_letters(redis: Redis, keys: Keys, ids: list[str] | None = None) -> list[str]:
+    """Put dead letters back on the stream (all when ``ids`` is None); their new stream ids.
+
+    Ids that name no dead letter are skipped; an id that is not a stream id
+    (``<ms>-<seq>``) is an ``InvalidArgument``.
+    """
+    for dlq_id in ids or ():
+        if not isinstance(dlq_id, str) or not _STREAM_ID.fullmatch(dlq_id):
+            raise InvalidArgument(
+                f"{dlq_id!r} is not a dead-letter id (ids look like 1767225600000-0: "
+                "see `hindsight-redis dlq list`)"
+            )
+    with redis_errors("replay dead letters"):
+        if ids is None:
+            entries: Any = await redis.xrange(keys.dead_letters)
+            ids = [as_text(i) for i, _ in entries or []]
+        replayed = []
+        for dlq_id in ids:
+            new_id = await scripts.replay(
+                redis,
+                stream=keys.stream,
+                dead_letters=keys.dead_letters,
+                stats=keys.stats,
+                dlq_id=dlq_id,
+            )
+            if new_id:
+                replayed.append(as_text(new_id))
+    return replayed
+
+
+# -- conflicts ----------------------------------------------------------------------
+
+
+async def list_conflicts(
+    redis: Redis, keys: Keys, *, limit: int = 100, include_archived: bool = False
+) -> list[MemoryRecord]:
+    """Memories flagged ``review=conflict``, newest first, with ``conflicts_with`` ids."""
+    expr = f"{tag_clause('namespace', keys.namespace)} {tag_clause('review', 'conflict')}"
+    return await _newest(redis, keys, expr, limit, include_archived, "list conflicts")
+
+
+async def recent_memories(
+    redis: Redis, keys: Keys, *, limit: int = 50, include_archived: bool = False
+) -> list[MemoryRecord]:
+    """The newest stored memories (every visibility: an operator's view), newest first."""
+    expr = tag_clause("namespace", keys.namespace)
+    return await _newest(redis, keys, expr, limit, include_archived, "list memories")
+
+
+async def _newest(
+    redis: Redis, keys: Keys, expr: str, limit: int, include_archived: bool, action: str
+) -> list[MemoryRecord]:
+    """The newest ``limit`` memories matching ``expr`` (active ones unless ``include_archived``)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+        raise InvalidArgument(f"limit must be an integer from 1 to 10000, got {limit!r}")
+    if not include_archived:
+        expr += " " + tag_clause("status", "active")
+    with redis_errors(action):
+        reply = await redis.execute_command(  # type: ignore[no-untyped-call]
+            *newest_command(keys.index_alias, expr, limit, RECORD_FIELDS), **NEVER_DECODE
+        )
+        info = await recorded_index(redis, keys)
+    embedding = (info.model_id, info.dims) if info else ("", 0)
+    return [
+        record_from_fields(row.key.removeprefix(keys.doc_prefix), row.fields, embedding)
+        for row in search_rows(reply)
+    ]
+
+
+async def recent_drops(redis: Redis, keys: Keys, count: int = 100) -> list[dict[str, Any]]:
+    """The latest writes the filters dropped (newest first): reason, detail, text, writer, time."""
+    with redis_errors("read recent drops"):
+        entries: Any = await redis.xrevrange(keys.recent_drops, count=count)
+    return [decode_outcome(fields[b"o"]) for _, fields in entries or [] if b"o" in fields]
+
+
+# -- namespaces -------------------------------------------------------------------
+
+
+async def delete_namespace(redis: Redis, keys: Keys) -> int:
+    """Delete a namespace for good: its indexes and every key; returns the keys deleted.
+
+    For throwaway namespaces (the demo's, tests'); memories are not exported first.
+    It leaves the registry first, so workers serving every namespace let it go.
+    """
+    with redis_errors("delete the namespace"):
+        await redis.srem(namespace_registry(keys.prefix), keys.namespace)
+        for name in await list_indexes(redis):
+            if keys.is_index(name):
+                await redis.execute_command("FT.DROPINDEX", name)  # type: ignore[no-untyped-call]
+        found = [key async for key in redis.scan_iter(match=keys.pattern, count=1000)]
+        for start in range(0, len(found), 1000):
+            await redis.delete(*found[start : start + 1000])
+    return len(found)

@@ -1,0 +1,344 @@
+"""Health checks of a Redis deployment against the settings, for ``hindsight-redis doctor``.
+
+Nothing secret is reported: whether the server has a password, never the password.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.resp import as_text
+from hindsight_redis.errors import (
+    SEARCH_MODULE_HINT,
+    HindsightError,
+    RedisUnavailable,
+    redis_errors,
+)
+from hindsight_redis.redis.connection import embedded_server, plain_password, profile_conflict
+from hindsight_redis.redis.server.profiles import (
+    PersistenceProfile,
+    get_profile,
+    profile_mismatches,
+)
+from hindsight_redis.settings import Settings, is_loopback
+
+
+@dataclass(slots=True)
+class DoctorReport:
+    """Facts found and problems (each with how to fix it)."""
+
+    facts: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+
+async def diagnose(settings: Settings) -> DoctorReport:
+    """Check the server version, modules, persistence profile and index health
+    (of every node, the shards and the namespaces' placement on a cluster).
+
+    With the embedded server and no explicit profile, the server is checked
+    against the profile it was started with; an explicit profile that is not
+    the server's is one problem, not a list of config differences.
+    """
+    from hindsight_redis.ops.doctor_cluster import diagnose_if_cluster
+
+    report = DoctorReport()
+    if await diagnose_if_cluster(settings, report):
+        return report
+    profile = get_profile(settings.profile)
+    check_persistence = True
+    if settings.redis_url is None:
+        state = embedded_server(settings).state()
+        if state is None:
+            report.facts["profile"] = f"{profile.name} ({profile.description})"
+            report.facts["server"] = f"embedded, not running (data dir {settings.server_dir})"
+            report.problems.append(
+                "the embedded server is not running: run `hindsight-redis server start`"
+            )
+            if settings.server_dir.is_dir():
+                _check_data_dir(settings.server_dir, report)
+            return report
+        url = state.url
+        report.facts["server"] = f"embedded, {url}, pid {state.pid}, data in {settings.server_dir}"
+        _check_data_dir(settings.server_dir, report)
+        conflict = profile_conflict(settings, state.profile)
+        if conflict is None:
+            profile = get_profile(state.profile)
+        else:
+            report.problems.append(conflict)
+            check_persistence = False
+    else:
+        url = settings.redis_url
+        report.facts["server"] = "external (HINDSIGHT_REDIS_URL)"
+    report.facts["profile"] = f"{profile.name} ({profile.description})"
+    client = aioredis.Redis.from_url(
+        url, socket_timeout=5, password=plain_password(settings.redis_password)
+    )
+    try:
+        with redis_errors("check the server"):
+            await _check_server(client, settings, profile, report, check_persistence)
+    except HindsightError as e:
+        report.problems.append(str(e))
+    finally:
+        await client.aclose()
+    return report
+
+
+async def _check_server(
+    client: aioredis.Redis,
+    settings: Settings,
+    profile: PersistenceProfile,
+    report: DoctorReport,
+    check_persistence: bool,
+) -> None:
+    info = await client.info("server")
+    version = str(info.get("redis_version", "?"))
+    report.facts["redis_version"] = version
+    modules = {as_text(m[b"name"]): int(m[b"ver"]) for m in await client.module_list()}
+    report.facts["modules"] = (
+        ", ".join(f"{name} {ver}" for name, ver in sorted(modules.items())) or "none"
+    )
+    has_search = "search" in modules or "searchlight" in modules
+    if not has_search:
+        try:
+            with redis_errors("list indexes"):
+                await client.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
+            has_search = True  # Redis 8 builds the query engine in
+        except HindsightError:
+            pass
+    if not has_search:
+        report.problems.append(
+            "this Redis has no search module (RediSearch / Redis Query Engine), so memories "
+            f"cannot be indexed or searched: {SEARCH_MODULE_HINT}"
+        )
+    if int(version.split(".")[0]) < 7:
+        report.problems.append(
+            f"Redis {version} is too old: 7.2 or newer is needed (8 recommended)"
+        )
+    config = await client.config_get("appendonly")
+    config.update(await client.config_get("appendfsync"))
+    config.update(await client.config_get("save"))
+    actual = {as_text(k): as_text(v) for k, v in config.items()}
+    report.facts["persistence"] = (
+        f"appendonly={actual.get('appendonly')} appendfsync={actual.get('appendfsync')} "
+        f"save={actual.get('save')!r}"
+    )
+    for problem in profile_mismatches(profile, actual) if check_persistence else ():
+        report.problems.append(
+            f"persistence: {problem} (restart the embedded server with --profile "
+            f"{profile.name}, or CONFIG SET it on your server)"
+        )
+    log = embedded_server(settings).log_file if settings.redis_url is None else "the Redis log"
+    await _check_disk_writes(client, report, str(log))
+    await _check_exposure(client, settings, report)
+    await _check_hash_layout(client, report)
+    if has_search:
+        await _check_search_gc(client, report)
+        await _check_index(client, settings, report)
+
+
+_LOW_DISK_BYTES = 100 * 2**20
+_WRITE_STATUSES = {
+    "aof_last_write_status": "the last write to the AOF failed",
+    "rdb_last_bgsave_status": "the last RDB snapshot failed",
+    "aof_last_bgrewrite_status": "the last AOF rewrite failed",
+}
+
+
+def _check_data_dir(path: Path, report: DoctorReport) -> None:
+    """The embedded server's data dir: writable (a probe file), and the room left in it."""
+    probe = path / f".doctor-write-test-{os.getpid()}"
+    try:
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as e:
+        report.problems.append(
+            f"data dir {path} is not writable ({e}): Redis cannot persist or restart there; "
+            "free space or fix its permissions, or choose another --server-dir"
+        )
+        return
+    free = shutil.disk_usage(path).free
+    report.facts["disk"] = f"{free / 2**30:.1f} GiB free in {path}"
+    if free < _LOW_DISK_BYTES:
+        report.problems.append(
+            f"data dir {path} has {free // 2**20} MiB free: once the disk is full Redis "
+            "refuses every write (MISCONF); free space or move --server-dir"
+        )
+
+
+async def _check_disk_writes(client: aioredis.Redis, report: DoctorReport, log: str) -> None:
+    """Redis refuses every write, and even PING (MISCONF), once it cannot write its AOF, or
+    while its last RDB snapshot failed and save points are set: a full or read-only disk."""
+    info = {as_text(k): as_text(v) for k, v in (await client.info("persistence")).items()}
+    failed = [text for name, text in _WRITE_STATUSES.items() if info.get(name, "ok") != "ok"]
+    refused = ""
+    try:
+        with redis_errors("check that the server takes writes"):
+            await client.ping()
+    except RedisUnavailable as e:
+        if "MISCONF" not in str(e.__cause__):
+            raise
+        refused = str(e.__cause__)
+    report.facts["disk_writes"] = "refused" if refused else ("failing" if failed else "ok")
+    if refused:
+        report.problems.append(
+            f"Redis cannot write to its disk and refuses every write ({refused}): the disk "
+            "of its data dir is full or read-only; free space or fix it, and Redis takes "
+            f"writes again by itself once one succeeds (details in {log})"
+        )
+    elif failed:
+        report.problems.append(
+            f"{'; '.join(failed)} (a full or read-only disk? details in {log}): free space "
+            "or fix the data dir before Redis refuses writes"
+        )
+
+
+async def _check_exposure(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
+    """A problem when the server takes clients from beyond loopback without a password, or
+    when a password is configured that the server does not require."""
+    try:
+        with redis_errors("read the network configuration"):
+            config = await client.config_get("bind")
+            config.update(await client.config_get("protected-mode"))
+            config.update(await client.config_get("requirepass"))
+    except HindsightError:
+        return  # a managed server that hides its configuration: nothing to check
+    try:
+        with redis_errors("read the default user"):
+            flags = await client.execute_command("ACL", "GETUSER", "default")  # type: ignore[no-untyped-call]
+    except HindsightError:
+        flags = None  # no ACL (or not allowed to read it): requirepass says it all
+    values = {as_text(k): as_text(v) for k, v in config.items()}
+    passwordless = not values.get("requirepass") and _nopass(flags)
+    bind = values.get("bind", "")
+    protected = values.get("protected-mode", "yes") == "yes"
+    report.facts["network"] = (
+        f"bind={bind!r} protected-mode={'yes' if protected else 'no'} "
+        f"password={'no' if passwordless else 'yes'}"
+    )
+    if passwordless and protected and not loopback_only(bind):
+        report.facts["network"] += " (protected mode refuses clients of other hosts)"
+    problem = exposure_problem(bind, protected=protected, passwordless=passwordless)
+    if problem is not None:
+        report.problems.append(problem)
+    if passwordless and settings.redis_password is not None:
+        # Redis takes any password when it requires none: the setting protects nothing.
+        report.problems.append(
+            "HINDSIGHT_REDIS_PASSWORD is set but this Redis requires no password: "
+            + (
+                "the embedded server was started without it; restart it "
+                "(`hindsight-redis server stop`, then `server start`)"
+                if settings.redis_url is None
+                else "set `requirepass` (or an ACL user) on the server"
+            )
+        )
+
+
+def _nopass(acl_user: Any) -> bool:
+    """Whether ``ACL GETUSER default`` says the default user is on with no password."""
+    if acl_user is None:
+        return True
+    fields = (
+        {as_text(k): v for k, v in acl_user.items()}
+        if isinstance(acl_user, dict)
+        else {as_text(acl_user[i]): acl_user[i + 1] for i in range(0, len(acl_user) - 1, 2)}
+    )
+    flags = {as_text(f) for f in fields.get("flags") or ()}
+    return "nopass" in flags and "on" in flags
+
+
+def exposure_problem(bind: str, *, protected: bool, passwordless: bool) -> str | None:
+    """What to say about a server bound to ``bind`` (``CONFIG GET bind``); None when it is safe.
+
+    Safe: loopback addresses only, a password, or protected mode (with no
+    password, Redis then refuses clients of other hosts). Otherwise anyone
+    who reaches the port reads and changes every memory.
+    """
+    if not passwordless or protected or loopback_only(bind):
+        return None
+    return (
+        f"Redis listens on {bind or '*'} with no password and protected mode off: anyone "
+        "who reaches the port reads and changes every memory; set a password "
+        "(HINDSIGHT_REDIS_PASSWORD for the embedded server, `requirepass` or an ACL user on "
+        "yours) or bind 127.0.0.1"
+    )
+
+
+def loopback_only(bind: str) -> bool:
+    """Whether a ``bind`` value (addresses, ``-`` marking optional ones) is loopback only."""
+    addresses = [a.lstrip("-") for a in bind.split()]
+    return bool(addresses) and all(is_loopback(a) for a in addresses)
+
+
+async def _check_search_gc(client: aioredis.Redis, report: DoctorReport) -> None:
+    """RediSearch scores BM25 wrongly for memories updated since its last GC; run it often."""
+    try:
+        with redis_errors("read the search configuration"):
+            reply = await client.execute_command(  # type: ignore[no-untyped-call]
+                "FT.CONFIG", "GET", "FORK_GC_RUN_INTERVAL"
+            )
+        # RESP3: {name: value}; RESP2: [[name, value]]
+        value = next(iter(reply.values())) if isinstance(reply, dict) else reply[0][1]
+        interval = int(as_text(value))
+    except (HindsightError, IndexError, KeyError, StopIteration, TypeError, ValueError):
+        return  # a server that does not say: nothing to check
+    report.facts["search_gc_interval_s"] = interval
+    if interval > 5:
+        report.problems.append(
+            f"search GC runs every {interval}s: keyword scores are wrong for memories "
+            "updated since the last run (each memory is updated once by the contextual "
+            "refiner); set search-fork-gc-run-interval 2 and search-fork-gc-clean-threshold 1 "
+            "(Redis 8) or FORK_GC_RUN_INTERVAL 2 FORK_GC_CLEAN_THRESHOLD 1 (module arguments)"
+        )
+
+
+async def _check_hash_layout(client: aioredis.Redis, report: DoctorReport) -> None:
+    """A memory hash stays a compact listpack only while every value fits
+    ``hash-max-listpack-value``; a fact with advice (memory, not correctness)."""
+    from hindsight_redis.redis.server.launcher import HASH_CONFIG
+
+    name = "hash-max-listpack-value"
+    try:
+        with redis_errors("read the hash configuration"):
+            config = {as_text(k): v for k, v in (await client.config_get(name)).items()}
+            value = int(as_text(config.get(name)))
+    except (HindsightError, ValueError):
+        return  # CONFIG refused (a managed Redis): nothing to check
+    wanted = int(HASH_CONFIG[name])
+    report.facts[name] = value
+    if value < wanted:
+        report.facts[name] = (
+            f"{value}: memory hashes are hashtables, ~1.3 KB more per memory; "
+            f"set {name} {wanted} (benchmarks/README.md, Memory per memory)"
+        )
+
+
+async def _check_index(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
+    from hindsight_redis.index.manager import MemoryIndex
+
+    keys = Keys(settings.key_prefix, settings.namespace)
+    try:
+        health = await MemoryIndex(client, keys, settings).health()
+    except HindsightError as e:
+        report.problems.append(f"index: {e}")
+        return
+    report.facts["index"] = health
+    if health.get("exists") is False:
+        report.facts["index"] = "not created yet (a worker creates it on start)"
+    failures = int(health.get("hash_indexing_failures", 0) or 0)
+    if failures:
+        report.problems.append(
+            f"index: {failures} documents failed to index (wrong vector size?): run "
+            "`hindsight-redis reindex`"
+        )

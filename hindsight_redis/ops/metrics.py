@@ -1,0 +1,323 @@
+"""Prometheus metrics: per-process histograms and per-namespace series read from Redis.
+
+Per process (the default registry): ``hindsight_worker_batch_seconds``
+(observed by workers) and ``hindsight_search_seconds`` (by
+``Searcher.search``). Per namespace, read from Redis at scrape time
+(``stats.read_queue_states``) for every namespace of the registry
+(``keys.namespace_registry``) plus the configured one: the counters
+``hindsight_accepted_total``, ``_processed_total``, ``_indexed_total``,
+``_merged_total``, ``_dropped_total`` (by ``reason``), ``_dead_lettered_total``,
+``_replayed_total``, and the gauges ``hindsight_backlog``, ``_pending``,
+``_undelivered``, ``_lag_seconds``, ``_dead_letters``, ``_stream_length``,
+``_refine_pending``, ``_memories`` (by ``status``), ``_memories_protected``.
+
+``metrics_app(settings)`` is the ASGI app serving them all (any GET: the
+router picks the path); the MCP HTTP server routes ``/metrics`` to it,
+``serve`` runs it alone (``hindsight-redis metrics``). A read is cached for
+``cache_s`` and covers at most ``max_namespaces`` namespaces, so scrapes
+cost Redis a bounded amount.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, MutableMapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import REGISTRY, Histogram
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.registry import Collector
+
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.errors import HindsightError
+from hindsight_redis.ops.stats import QueueState, read_queue_states
+from hindsight_redis.settings import Settings
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+logger = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+BATCH_SECONDS = Histogram(
+    "hindsight_worker_batch_seconds",
+    "Time a worker spent on one batch (stages and commit).",
+    ["namespace"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+SEARCH_SECONDS = Histogram(
+    "hindsight_search_seconds",
+    "Time of one successful search through the public API.",
+    ["namespace", "mode"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+)
+
+
+def observe_batch(namespace: str, seconds: float) -> None:
+    """Record one worker batch of ``namespace`` that took ``seconds``."""
+    BATCH_SECONDS.labels(namespace=namespace).observe(seconds)
+
+
+def observe_search(namespace: str, mode: str, seconds: float) -> None:
+    """Record one search of ``namespace`` in ``mode`` that took ``seconds``."""
+    SEARCH_SECONDS.labels(namespace=namespace, mode=mode).observe(seconds)
+
+
+# -- the series read from Redis -------------------------------------------------------
+
+# Counters of the stats hash (monotonic: nothing decrements them), by hash field.
+_COUNTERS = {
+    "accepted": "Writes accepted onto the stream.",
+    "processed": "Writes processed (indexed, merged, dropped or dead-lettered).",
+    "indexed": "Writes indexed as new memories.",
+    "merged": "Writes merged into an existing memory (duplicates).",
+    "dead_lettered": "Writes moved to the dead letters after their last try.",
+    "replayed": "Dead letters put back on the stream.",
+}
+# Gauges, by ``QueueState`` attribute.
+_GAUGES = {
+    "backlog": "Accepted writes not processed yet.",
+    "pending": "Entries delivered to a worker and not acknowledged.",
+    "undelivered": "Entries no worker has read yet.",
+    "dead_letters": "Dead letters waiting for a replay.",
+    "stream_length": "Entries in the stream (processed ones kept included).",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One read of every namespace's state, as a scrape renders it."""
+
+    states: list[QueueState]
+    known: int
+    """Namespaces known: the registry's and the configured one (beyond the cap: left out)."""
+    read_s: float
+    taken_at: float
+    up: bool
+    """Whether Redis answered."""
+
+
+class NamespaceCollector(Collector):
+    """The per-namespace series of one ``Snapshot``, and the scrape's own."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def collect(self) -> Iterable[Metric]:
+        """Every family of the snapshot (a namespace without an index has no memory counts)."""
+        yield from _namespace_families(self.snapshot.states, self.snapshot.taken_at)
+        yield from _scrape_families(self.snapshot)
+
+
+def _namespace_families(states: list[QueueState], now: float) -> Iterator[Metric]:
+    for field, doc in _COUNTERS.items():
+        counter = CounterMetricFamily(f"hindsight_{field}", doc, labels=["namespace"])
+        for state in states:
+            counter.add_metric([state.namespace], state.counters.get(field, 0))
+        yield counter
+    dropped = CounterMetricFamily(
+        "hindsight_dropped",
+        "Writes the filters dropped, by reason.",
+        labels=["namespace", "reason"],
+    )
+    for state in states:
+        for reason, count in sorted(state.dropped.items()):
+            dropped.add_metric([state.namespace, reason], count)
+    yield dropped
+    for attribute, doc in _GAUGES.items():
+        yield _gauge(f"hindsight_{attribute}", doc, ((s, getattr(s, attribute)) for s in states))
+    yield _gauge(
+        "hindsight_lag_seconds",
+        "Age of the oldest unprocessed write (0: none).",
+        ((s, s.lag_s(now)) for s in states),
+    )
+    yield _gauge(
+        "hindsight_refine_pending",
+        "Memories waiting for their contextual vector.",
+        ((s, s.refine_pending) for s in states),
+    )
+    memories = GaugeMetricFamily(
+        "hindsight_memories", "Memories stored, by status.", labels=["namespace", "status"]
+    )
+    for state in states:
+        for status, count in (state.memories or {}).items():
+            if status != "protected":  # a share of the active ones, not a status
+                memories.add_metric([state.namespace, status], count)
+    yield memories
+    yield _gauge(
+        "hindsight_memories_protected",
+        "Active memories protected from sweeps.",
+        ((s, (s.memories or {}).get("protected")) for s in states),
+    )
+
+
+def _scrape_families(snap: Snapshot) -> Iterator[Metric]:
+    yield GaugeMetricFamily(
+        "hindsight_redis_up", "Whether Redis answered the last read.", value=float(snap.up)
+    )
+    yield GaugeMetricFamily(
+        "hindsight_namespaces", "Namespaces known (registry and configured).", value=snap.known
+    )
+    yield GaugeMetricFamily(
+        "hindsight_metrics_namespaces_omitted",
+        "Known namespaces left out of these series (beyond max_namespaces).",
+        value=max(snap.known - len(snap.states), 0),
+    )
+    yield GaugeMetricFamily(
+        "hindsight_metrics_read_seconds",
+        "Time the last read of the namespaces' state took.",
+        value=snap.read_s,
+    )
+    yield InfoMetricFamily(
+        "hindsight_build", "The running hindsight-redis.", value={"version": _version()}
+    )
+
+
+def _gauge(
+    name: str, doc: str, values: Iterable[tuple[QueueState, float | None]]
+) -> GaugeMetricFamily:
+    """A gauge by namespace, without the namespaces whose value is None."""
+    gauge = GaugeMetricFamily(name, doc, labels=["namespace"])
+    for state, value in values:
+        if value is not None:
+            gauge.add_metric([state.namespace], value)
+    return gauge
+
+
+class _Exposition(Collector):
+    """The process's default registry, then one snapshot's namespaces."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.namespaces = NamespaceCollector(snapshot)
+
+    def collect(self) -> Iterable[Metric]:
+        yield from REGISTRY.collect()
+        yield from self.namespaces.collect()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hindsight-redis")
+    except PackageNotFoundError:  # a source tree that is not installed
+        return "unknown"
+
+
+# -- serving ------------------------------------------------------------------------
+
+
+class MetricsApp:
+    """ASGI app answering every GET with the exposition (the router picks the path).
+
+    Opens its own Redis connection on the first scrape (``aclose`` closes
+    it). A scrape while Redis is down still answers 200, with
+    ``hindsight_redis_up 0`` and the process's series.
+    """
+
+    def __init__(self, settings: Settings, *, cache_s: float = 2.0, max_namespaces: int = 1000):
+        self.settings = settings
+        self.cache_s = cache_s
+        self.max_namespaces = max_namespaces
+        self._redis: Redis | None = None
+        self._lock = asyncio.Lock()
+        self._last: Snapshot | None = None
+        self._last_at = 0.0
+
+    async def snapshot(self) -> Snapshot:
+        """The state of the namespaces, read at most once per ``cache_s`` (scrapes share it)."""
+        async with self._lock:
+            if self._last is None or time.monotonic() - self._last_at >= self.cache_s:
+                self._last = await self._read()
+                self._last_at = time.monotonic()
+            return self._last
+
+    async def render(self, accept: str = "") -> tuple[bytes, str]:
+        """The exposition body and its content type (OpenMetrics when ``accept`` asks for it)."""
+        encoder, content_type = choose_encoder(accept)
+        return encoder(_Exposition(await self.snapshot())), content_type
+
+    async def _read(self) -> Snapshot:
+        # Imported here: the pipeline imports this module (observe_batch).
+        from hindsight_redis.pipeline.namespaces import registered
+        from hindsight_redis.redis.connection import connect
+
+        started = time.perf_counter()
+        try:
+            if self._redis is None:
+                self._redis = await connect(self.settings)
+            configured = self.settings.namespace
+            known = set(await registered(self._redis, self.settings.key_prefix)) | {configured}
+            chosen = [configured, *sorted(known - {configured})][: self.max_namespaces]
+            prefix = self.settings.key_prefix
+            states = await read_queue_states(self._redis, [Keys(prefix, n) for n in chosen])
+        except HindsightError as e:
+            logger.warning("metrics: cannot read the namespaces' state: %s", e)
+            return Snapshot([], 0, time.perf_counter() - started, time.time(), up=False)
+        return Snapshot(states, len(known), time.perf_counter() - started, time.time(), up=True)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["method"] not in ("GET", "HEAD"):
+            await _respond(send, 405, b"method not allowed\n", "text/plain; charset=utf-8")
+            return
+        headers = dict(scope.get("headers") or [])
+        body, content_type = await self.render(headers.get(b"accept", b"").decode("latin-1"))
+        await _respond(send, 200, body, content_type, head=scope["method"] == "HEAD")
+
+    async def aclose(self) -> None:
+        """Close the Redis connection of the scrapes."""
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, content_type: str, *, head: bool = False
+) -> None:
+    headers = [(b"content-type", content_type.encode()), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if head else body})
+
+
+def metrics_app(
+    settings: Settings, *, cache_s: float = 2.0, max_namespaces: int = 1000
+) -> MetricsApp:
+    """The ASGI app serving the exposition for the namespaces under ``settings.key_prefix``.
+
+    Route a path to it, e.g. ``app.router.routes.append(Route("/metrics", metrics))`` on
+    the Starlette app of ``FastMCP.streamable_http_app()``; ``await metrics.aclose()``
+    at shutdown.
+    """
+    return MetricsApp(settings, cache_s=cache_s, max_namespaces=max_namespaces)
+
+
+def serve(settings: Settings, host: str, port: int) -> None:
+    """Serve ``/metrics`` on ``host:port`` until interrupted (``hindsight-redis metrics``)."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    app = metrics_app(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        yield
+        await app.aclose()
+
+    site = Starlette(routes=[Route("/metrics", app)], lifespan=lifespan)
+    uvicorn.run(site, host=host, port=port, log_level="warning")

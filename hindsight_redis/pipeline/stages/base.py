@@ -1,0 +1,77 @@
+"""The stage protocol every pipeline step implements.
+
+A worker reads a batch of stream entries, turns each into a ``Candidate``,
+and passes the batch through its stages in order (rules, score, summarize,
+embed, dedup). A stage mutates candidates in place: it may replace
+``content`` (keeping ``original``), set scores or the embedding, or drop a
+candidate by calling ``drop()`` with a reason. Dropped candidates are skipped
+by later stages. The consumer then commits every candidate atomically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from hindsight_redis.core.models import MemoryEvent
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One write moving through the pipeline."""
+
+    entry_id: str
+    event: MemoryEvent
+    content: str
+    original: str | None = None
+    write_score: float | None = None
+    score_reason: str | None = None
+    embedding: np.ndarray | None = None
+    drop_reason: str | None = None
+    drop_detail: str = ""
+    merge_into: str | None = None
+    conflicts_with: list[str] = field(default_factory=list)
+    notes: dict[str, str] = field(default_factory=dict)
+    counters: list[str] = field(default_factory=list)
+
+    @property
+    def dropped(self) -> bool:
+        """True once a stage dropped this candidate."""
+        return self.drop_reason is not None
+
+    @property
+    def alive(self) -> bool:
+        """True while the candidate is still headed for the index."""
+        return self.drop_reason is None and self.merge_into is None
+
+    def drop(self, reason: str, detail: str = "") -> None:
+        """Drop the candidate.
+
+        ``reason`` is a stable counter name ``"<layer>:<rule>"`` (``"rule:ack"``,
+        ``"score:low"``); ``detail`` explains this case (``"0.31: small talk"``).
+        """
+        self.drop_reason = reason
+        self.drop_detail = detail
+
+    def count(self, counter: str) -> None:
+        """Ask the commit to increment a stats counter (e.g. ``"fallback:scorer"``)."""
+        self.counters.append(counter)
+
+
+@runtime_checkable
+class Stage(Protocol):
+    """A pipeline step that processes a batch of candidates in place."""
+
+    name: str
+
+    async def process(self, batch: Sequence[Candidate]) -> None:
+        """Process the alive candidates of ``batch``; skip the others."""
+        ...
+
+
+def alive(batch: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates of ``batch`` no stage dropped or merged."""
+    return [c for c in batch if c.alive]

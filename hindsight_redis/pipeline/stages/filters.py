@@ -1,0 +1,64 @@
+"""The three filter layers, assembled from settings.
+
+Order: rules, then score, then summarize.
+
+- Rules first: they are free and remove most of the noise before anything
+  costs a model call.
+- Score before summarize: the score judges what the writer actually said.
+  A summary is lossy, and an LLM summary is itself model output that an
+  injected text could have steered; scoring the original keeps the judge
+  looking at the evidence. It also means texts that will be dropped are
+  never summarized, and summarizing is the expensive step (a long input and
+  a generated output, where scoring generates a few tokens). The scorer cuts
+  very long inputs itself, so scoring the original stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hindsight_redis.pipeline.stages.filter_config import load_filter_config
+from hindsight_redis.pipeline.stages.rules import RuleFilter
+from hindsight_redis.pipeline.stages.scoring import HeuristicScorer, LLMScorer, Scorer, ScoreStage
+from hindsight_redis.pipeline.stages.summarize import (
+    ExtractiveSummarizer,
+    LLMSummarizer,
+    Summarizer,
+    SummarizeStage,
+)
+from hindsight_redis.providers.llm import LLMClient
+
+if TYPE_CHECKING:
+    from hindsight_redis.pipeline.stages.base import Stage
+    from hindsight_redis.settings import Settings
+
+
+def build_filter_stages(settings: Settings, *, llm: LLMClient | None = None) -> list[Stage]:
+    """The filter stages for ``settings``: ``[rules, score, summarize]``.
+
+    Empty when ``settings.filters_enabled`` is False. With ``settings.llm_model``
+    set (or an ``llm`` client given, e.g. one with ``mock_response`` in tests)
+    the scorer and summarizer use the model, else the offline heuristics.
+    """
+    if not settings.filters_enabled:
+        return []
+    if llm is None and settings.llm_model:
+        llm = LLMClient(settings)
+    scorer: Scorer
+    summarizer: Summarizer
+    if llm is None:
+        scorer, summarizer = HeuristicScorer(), ExtractiveSummarizer()
+    else:
+        scorer = LLMScorer(
+            llm, max_gap=settings.llm_score_max_gap, cache_entries=settings.llm_cache_entries
+        )
+        summarizer = LLMSummarizer(llm)
+    return [
+        RuleFilter(load_filter_config(settings.filter_config)),
+        ScoreStage(
+            scorer,
+            min_score=settings.min_score,
+            importance_max_nudge=settings.importance_max_nudge,
+        ),
+        SummarizeStage(summarizer, token_budget=settings.summary_token_budget),
+    ]

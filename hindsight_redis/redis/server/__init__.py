@@ -1,0 +1,19 @@
+"""The embedded Redis launcher and the persistence profiles."""
+
+from hindsight_redis.redis.server.launcher import (
+    EmbeddedServer,
+    ServerState,
+    find_binaries,
+    free_port,
+)
+from hindsight_redis.redis.server.profiles import PROFILES, PersistenceProfile, get_profile
+
+__all__ = [
+    "PROFILES",
+    "EmbeddedServer",
+    "PersistenceProfile",
+    "ServerState",
+    "find_binaries",
+    "free_port",
+    "get_profile",
+]

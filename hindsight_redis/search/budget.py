@@ -1,0 +1,33 @@
+"""Recall in a token budget: the hits an agent can paste into a prompt.
+
+Counted with tiktoken's ``cl100k_base``, offline (the encoding litellm ships).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hindsight_redis.core.models import SearchHit
+from hindsight_redis.errors import InvalidQuery, shown
+from hindsight_redis.pipeline.stages.summarize import count_tokens
+
+
+def check_max_tokens(max_tokens: object) -> int | None:
+    """``max_tokens`` once valid (None or a positive integer); ``InvalidQuery`` if not."""
+    if max_tokens is None:
+        return None
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise InvalidQuery(f"max_tokens must be a positive integer, got {shown(max_tokens)}")
+    return max_tokens
+
+
+def within_budget(hits: Sequence[SearchHit], max_tokens: int) -> list[SearchHit]:
+    """The hits in rank order until the next one's content would pass ``max_tokens``."""
+    kept: list[SearchHit] = []
+    used = 0
+    for hit in hits:
+        used += count_tokens(hit.content)
+        if used > max_tokens:
+            break
+        kept.append(hit)
+    return kept

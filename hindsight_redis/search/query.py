@@ -1,0 +1,372 @@
+"""Pure query building: search arguments, filters, keyword queries, leg commands.
+
+No I/O. Everything user-supplied that reaches RediSearch's query syntax
+passes through here: tag values are escaped character by character, and the
+keyword query is rebuilt from word tokens only, so no operator (``-``,
+``|``, ``@``, ``{``, ``*``, ``$``...) typed by a user can change a filter.
+Filter values with control characters (NUL ends a query), lone surrogates
+or past the write limits are refused (``InvalidQuery``): no memory could match.
+
+Tokenisation mirrors the index. English documents are split on punctuation
+except ``_`` (so ``ERR_CONN_RESET`` and ``user_42`` are single terms while
+``billing-service-v2`` becomes ``billing service v2``); Chinese documents are
+segmented into words and split on ``_`` too. An identifier in a query
+therefore becomes its plain terms plus the exact phrases of its parts, which
+find it in either kind of document. Chinese runs of the query are segmented
+by the server (``parse_explain``) before building.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+from hindsight_redis.core.documents import SCOPE_FIELDS
+from hindsight_redis.core.models import SearchFilters, finite_number
+from hindsight_redis.core.resp import as_text
+from hindsight_redis.core.text import HAN_CLASS, han_runs, is_han_word, text_problem
+from hindsight_redis.errors import InvalidQuery, shown
+from hindsight_redis.index.schema import TEXT_FIELD, stopword_set
+
+MODES = ("hybrid", "vector", "keyword")
+MAX_QUERY_CHARS = 8_000
+MAX_TOP_K = 100
+MAX_FILTER_TAGS = 64
+MAX_FILTER_CHARS = 256
+"""The longest filter value (agent_id, session_id, task_type, a tag): as long as a write's."""
+SCORER = "BM25STD"
+DISTANCE = "__dist"
+"""The name a KNN leg gives its distance (``1 - cosine``)."""
+# A "word" is a run of letters/digits joined by '-', '_', '.', '/', "'" (no Han).
+_WORD = re.compile(rf"[^\W{HAN_CLASS}]+(?:[-_./'][^\W{HAN_CLASS}]+)*")
+_PART = re.compile(r"[^\W_]+|_")
+_MAX_TERMS = 64
+# Weight of the keyword leg's union clause (stem-aware, partially scored under
+# a filter) beside the exact optional terms; 0.5 was best on LoCoMo dev.
+UNION_WEIGHT = 0.5
+
+
+def escape_tag(value: str) -> str:
+    """A tag value safe inside ``@field:{...}``: every non-word character escaped."""
+    if not value:
+        raise InvalidQuery("tag values must not be empty")
+    return "".join(ch if ch.isalnum() or ch == "_" else "\\" + ch for ch in value)
+
+
+def tag_clause(field: str, value: str) -> str:
+    """``@field:{value}`` with the value escaped (exact match of one tag)."""
+    return f"@{field}:{{{escape_tag(value)}}}"
+
+
+def _number(value: float) -> str:
+    if not math.isfinite(value):
+        raise InvalidQuery("time bounds must be finite numbers")
+    return repr(float(value))
+
+
+def check_search(query: object, top_k: object, mode: object) -> str:
+    """The stripped query, once the arguments of a search are valid; ``InvalidQuery`` if not."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidQuery("query must be a non-empty string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidQuery(f"query is {len(query)} characters, limit is {MAX_QUERY_CHARS}")
+    problem = text_problem(query)
+    if problem is not None:
+        raise InvalidQuery(f"query {problem}")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise InvalidQuery(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {shown(top_k)}")
+    if mode not in MODES:
+        raise InvalidQuery(f"mode must be one of {', '.join(MODES)}, got {shown(mode)}")
+    return query.strip()
+
+
+def _filter_text(name: str, value: object) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InvalidQuery(f"{name} must be a string, got {type(value).__name__}")
+    return _filter_value(name, value)
+
+
+def _filter_value(name: str, value: str) -> str:
+    """A value a tag clause matches exactly: bounded, no control characters."""
+    if len(value) > MAX_FILTER_CHARS:
+        raise InvalidQuery(f"{name} is {len(value)} characters, limit is {MAX_FILTER_CHARS}")
+    problem = text_problem(value, controls=False)
+    if problem is not None:
+        raise InvalidQuery(f"{name} {problem}")
+    return value
+
+
+def _bound(name: str, value: object) -> float | None:
+    if value is None:
+        return None
+    number = finite_number(value)
+    if number is None:
+        raise InvalidQuery(f"{name} must be a finite number (unix seconds), got {shown(value)}")
+    return number
+
+
+def search_filters(
+    *,
+    agent_id: object = None,
+    session_id: object = None,
+    task_type: object = None,
+    tags: object = None,
+    since: object = None,
+    until: object = None,
+    include_archived: object = False,
+    viewer: str = "",
+    occurred_since: object = None,
+    occurred_until: object = None,
+) -> SearchFilters:
+    """Validated ``SearchFilters`` from the keyword arguments of ``search()``.
+
+    ``viewer`` is the identity of the caller (who may see its private memories).
+    """
+    if tags is not None and (isinstance(tags, str) or not isinstance(tags, Sequence)):
+        raise InvalidQuery("tags must be a list of strings")
+    tag_values = None if tags is None else tuple(tags)
+    if tag_values is not None:
+        if len(tag_values) > MAX_FILTER_TAGS:
+            raise InvalidQuery(f"{len(tag_values)} tags given, limit is {MAX_FILTER_TAGS}")
+        # Stripped as a write strips them, so a memory is found by the tags it was given.
+        if not all(isinstance(t, str) and t.strip() for t in tag_values):
+            raise InvalidQuery("tags must be non-empty strings")
+        tag_values = tuple(_filter_value("tag", t.strip()) for t in tag_values)
+    low, high = _bound("since", since), _bound("until", until)
+    if low is not None and high is not None and low > high:
+        raise InvalidQuery(f"since ({low}) is after until ({high})")
+    first, last = _bound("occurred_since", occurred_since), _bound("occurred_until", occurred_until)
+    if first is not None and last is not None and first > last:
+        raise InvalidQuery(f"occurred_since ({first}) is after occurred_until ({last})")
+    if not isinstance(include_archived, bool):
+        raise InvalidQuery("include_archived must be true or false")
+    return SearchFilters(
+        agent_id=_filter_text("agent_id", agent_id),
+        session_id=_filter_text("session_id", session_id),
+        task_type=_filter_text("task_type", task_type),
+        tags=tag_values,
+        since=low,
+        until=high,
+        include_archived=include_archived,
+        viewer=viewer,
+        occurred_since=first,
+        occurred_until=last,
+    )
+
+
+def refine_pending_filter(namespace: str) -> str:
+    """Memories of ``namespace`` still waiting for their contextual vector."""
+    return f"{tag_clause('namespace', namespace)} {tag_clause('refine', 'pending')}"
+
+
+def build_filter(namespace: str, filters: SearchFilters) -> str:
+    """The RediSearch filter expression (DIALECT 2) for a search.
+
+    Always restricts to the namespace; to ``status`` active unless
+    ``include_archived``; to shared memories and the ``viewer``'s own
+    (private ones included). ``agent_id`` keeps those written by that agent;
+    it never widens what the viewer sees. All given ``tags`` must be present.
+    """
+    parts = [tag_clause("namespace", namespace)]
+    if not filters.include_archived:
+        parts.append(tag_clause("status", "active"))
+    if filters.viewer:
+        shared = tag_clause("visibility", "shared")
+        parts.append(f"({shared} | {tag_clause('agent_id', filters.viewer)})")
+    else:
+        parts.append(tag_clause("visibility", "shared"))
+    if filters.agent_id:
+        parts.append(tag_clause("agent_id", filters.agent_id))
+    if filters.session_id:
+        parts.append(tag_clause("session_id", filters.session_id))
+    if filters.task_type:
+        parts.append(tag_clause("task_type", filters.task_type))
+    for tag in filters.tags or ():
+        parts.append(tag_clause("tags", tag))
+    if filters.since is not None or filters.until is not None:
+        low = "-inf" if filters.since is None else _number(filters.since)
+        high = "+inf" if filters.until is None else _number(filters.until)
+        parts.append(f"@created_at:[{low} {high}]")
+    if filters.occurred_since is not None or filters.occurred_until is not None:
+        low = "-inf" if filters.occurred_since is None else _number(filters.occurred_since)
+        high = "+inf" if filters.occurred_until is None else _number(filters.occurred_until)
+        parts.append(f"@occurred_at:[{low} {high}]")
+    return " ".join(parts)
+
+
+def parse_explain(lines: Iterable[str | bytes]) -> list[str]:
+    """Words of an ``FT.EXPLAINCLI`` plan: its leaf terms, segmented ones first."""
+    expanded: list[str] = []
+    plain: list[str] = []
+    for raw in lines:
+        line = (raw.decode() if isinstance(raw, bytes) else raw).strip()
+        if not line or line.endswith("{") or line == "}" or "{" in line:
+            continue
+        if line.endswith("(expanded)"):
+            expanded.append(line[: -len("(expanded)")].lstrip("+"))
+        else:
+            plain.append(line.lstrip("+"))
+    words = expanded or plain
+    return [w for w in dict.fromkeys(words) if w and is_han_word(w)]
+
+
+def _quote_phrase(parts: Sequence[str]) -> str:
+    return '"' + " ".join(parts) + '"'
+
+
+def keyword_terms(text: str, segmented: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """The query terms of ``text``: lowercased words, stopwords removed.
+
+    Identifiers add exact phrases of their parts (``"billing service v2"``,
+    ``"err conn reset"``). ``segmented`` maps a Han run to its words; runs
+    not in it are used whole.
+    """
+    stop = stopword_set()
+    terms: list[str] = []
+    for match in _WORD.finditer(text.lower()):
+        word = match.group(0).strip("'")
+        # The English tokenizer keeps '_' inside a term and splits on the rest.
+        pieces = [p for p in re.split(r"[^\w]+", word) if p]
+        for piece in pieces:
+            if piece not in stop and piece.strip("_") != "":
+                terms.append(piece)
+        if len(pieces) > 1 and re.search(r"[-_./]", word):
+            terms.append(_quote_phrase(pieces))
+        # Chinese documents split identifiers on '_' as well.
+        fine = [p for p in _PART.findall(word) if p != "_"]
+        if len(fine) > 1 and fine != pieces:
+            terms.append(_quote_phrase(fine))
+    for run in han_runs(text):
+        words = list(segmented.get(run, ())) if segmented else []
+        terms.extend(words or [run])
+    return list(dict.fromkeys(terms))[:_MAX_TERMS]
+
+
+def keyword_query(
+    terms: Sequence[str],
+    filter_expr: str | None,
+    *,
+    union_weight: float = UNION_WEIGHT,
+    common: Collection[str] = (),
+) -> str | None:
+    """The full-text query of the keyword leg; None without terms.
+
+    Without a filter: the plain union ``@content:(a | b)``. With one, the
+    shape is ``~@content:a ~@content:b (@content:(a | b))=>{$weight: w}
+    (<filter>)=>{$weight: 0.0}``. Each optional term adds its exact BM25
+    contribution; the union selects the documents (any term, stems
+    included) and adds ``w`` times its own score, which is how stem-only
+    matches score at all (optional terms are not stem-expanded). The union
+    alone is not enough under a filter: when RediSearch intersects a union
+    with tag clauses it advances the union with skips that stop at the first
+    matching child, so a document matching several terms is scored for only
+    one of them (LoCoMo keyword recall@10 0.495 instead of 0.61, see
+    benchmarks/README.md). ``filter_expr`` must have two clauses or more
+    (``build_filter`` always does): RediSearch ignores ``$weight`` on a
+    single tag clause.
+
+    ``common`` terms (``term_stats``: past the budget of the rarest ones)
+    only score: the union selects by the other terms, and every term is an
+    optional clause, so a common term adds its score to the documents the
+    rare ones found without making the server score every document it is in.
+    """
+    if not terms:
+        return None
+    selecting = [t for t in terms if t not in common]
+    if len(selecting) < len(terms) and selecting:
+        scored = " ".join(f"~@{TEXT_FIELD}:{term}" for term in terms)
+        union = f"(@{TEXT_FIELD}:({' | '.join(selecting)}))=>{{$weight: {union_weight}}}"
+        query = f"{scored} {union}"
+        return f"{query} ({filter_expr})=>{{$weight: 0.0}}" if filter_expr else query
+    if filter_expr is None:
+        # Unintersected, a union is scored for every term it matches: the plain
+        # union ranks as well (LoCoMo hybrid R@10 0.625 vs 0.627, one pool per
+        # conversation) and costs a quarter less on long posting lists.
+        return f"@{TEXT_FIELD}:({' | '.join(terms)})"
+    scored = " ".join(f"~@{TEXT_FIELD}:{term}" for term in terms)
+    query = f"{scored} (@{TEXT_FIELD}:({' | '.join(terms)}))=>{{$weight: {union_weight}}}"
+    return f"{query} ({filter_expr})=>{{$weight: 0.0}}" if filter_expr else query
+
+
+def is_selective(filters: SearchFilters) -> bool:
+    """True when the filters go beyond the defaults (status and visibility).
+
+    The default filters match nearly every memory: as a pre-filter they cost
+    more than they save, so searches post-filter them instead.
+    """
+    return bool(
+        filters.agent_id
+        or filters.session_id
+        or filters.task_type
+        or filters.tags
+        or filters.since is not None
+        or filters.until is not None
+        or filters.occurred_since is not None
+        or filters.occurred_until is not None
+    )
+
+
+def visible(fields: Mapping[str, Any], namespace: str, filters: SearchFilters) -> bool:
+    """The default filters of ``build_filter``, checked on a row's ``SCOPE_FIELDS``.
+
+    Searches post-filter these (they match nearly every memory, and as a
+    pre-filter they cost more than they save).
+    """
+    if as_text(fields.get("namespace")) != namespace:
+        return False
+    if not filters.include_archived and as_text(fields.get("status")) != "active":
+        return False
+    return readable_by(fields, filters.viewer)
+
+
+def readable_by(fields: Mapping[str, Any], viewer: str) -> bool:
+    """Whether ``viewer`` may see a memory: shared, or its own (``visibility``, ``agent_id``)."""
+    if as_text(fields.get("visibility")) in ("shared", ""):
+        return True
+    return bool(viewer) and as_text(fields.get("agent_id")) == viewer
+
+
+def knn_command(
+    index: str,
+    field: str,
+    filter_expr: str | None,
+    vector: bytes,
+    k: int,
+    ef_runtime: int,
+    also: Sequence[str] = (),
+) -> list[Any]:
+    """``FT.SEARCH`` of the ``k`` nearest ``field`` vectors (within ``filter_expr``).
+
+    Rows carry ``SCOPE_FIELDS``, the ``also`` fields and their distance ``DISTANCE``.
+    """
+    scope = "*" if filter_expr is None else f"({filter_expr})"
+    knn = f"{scope}=>[KNN $K @{field} $BLOB EF_RUNTIME $EF AS {DISTANCE}]"
+    fields = [*SCOPE_FIELDS, *also, DISTANCE]
+    return [
+        "FT.SEARCH", index, knn,
+        "PARAMS", "6", "K", str(k), "BLOB", vector, "EF", str(max(ef_runtime, k)),
+        "SORTBY", DISTANCE, "ASC", "LIMIT", "0", str(k),
+        "RETURN", str(len(fields)), *fields,
+        "DIALECT", "2",
+    ]  # fmt: skip
+
+
+def newest_command(index: str, query: str, limit: int, fields: Sequence[str]) -> list[Any]:
+    """``FT.SEARCH`` of the ``limit`` newest memories (``created_at``) matching ``query``."""
+    return [
+        "FT.SEARCH", index, query, "SORTBY", "created_at", "DESC",
+        "LIMIT", "0", str(limit), "RETURN", str(len(fields)), *fields, "DIALECT", "2",
+    ]  # fmt: skip
+
+
+def keyword_command(index: str, query: str, k: int, also: Sequence[str] = ()) -> list[Any]:
+    """``FT.SEARCH`` of the ``k`` best BM25 matches of ``query`` (``keyword_query``)."""
+    fields = [*SCOPE_FIELDS, *also]
+    return [
+        "FT.SEARCH", index, query, "SCORER", SCORER, "WITHSCORES",
+        "LIMIT", "0", str(k), "RETURN", str(len(fields)), *fields, "DIALECT", "2",
+    ]  # fmt: skip

@@ -1,0 +1,104 @@
+"""The candidates a query about time needs that its legs do not find.
+
+``time_boost`` re-ranks the candidates; this adds two kinds of them (the
+searcher calls both). A query naming a range ("What did Joanna achieve in
+January 2022?") also runs its legs on the memories that happened in it
+(``with_window``): the unfiltered legs rank by words, and "I finally finished
+my screenplay" shares none with the question. A query asking for a time gets,
+right after its best hit, the memories written just before it in its session
+at the same ``occurred_at`` that tell a time (``lead_in``): a conversation
+tells when before it tells what ("something not so great happened
+yesterday..." then "a car ran a red light and hit us"), and the best hit is
+the turn with the details, the query's words. Measured on LoCoMo
+(benchmarks/README.md, "Questions that ask for a time").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hindsight_redis.core.documents import HIT_ONLY_FIELDS, SCOPE_FIELDS, hit_from_fields
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.models import SearchFilters, SearchHit
+from hindsight_redis.core.resp import NEVER_DECODE, SearchRow, as_text, search_rows
+from hindsight_redis.language.answer_type import tells_time
+from hindsight_redis.search.query import build_filter, newest_command, visible
+from hindsight_redis.search.time_boost import TimeQuery, candidate_window
+
+if TYPE_CHECKING:
+    from hindsight_redis.search.searcher import Searcher
+
+LEAD_IN = 2
+"""How many memories written just before the best hit of a query asking for a time
+are read (those telling a time follow the hit; 0: off). Chosen on LoCoMo dev: 1 < 2 = 3."""
+UNDATED_WINDOW_S = 600.0
+"""For a best hit without ``occurred_at``: only memories written in the 10 minutes before it."""
+_ROW_FIELDS = (*SCOPE_FIELDS, *HIT_ONLY_FIELDS)  # what the legs return
+_LEGS = ("vector", "keyword", "contextual")
+L = TypeVar("L")
+
+
+async def with_window(
+    legs: Awaitable[L],
+    query: TimeQuery,
+    filters: SearchFilters,
+    keys: Keys,
+    fetch: Callable[[str], Awaitable[L]],
+) -> L:
+    """The searcher's rows per leg (``legs``, awaited) and the rows of the same legs
+    over the memories that happened in the query's range (``fetch``: the legs on a
+    filter expression, run at the same time), each memory once; ``legs`` alone
+    without a range."""
+    window = candidate_window(query, filters)
+    if window is None:
+        return await legs
+    scope = dataclasses.replace(filters, occurred_since=window[0], occurred_until=window[1])
+    rows, more = await asyncio.gather(legs, fetch(build_filter(keys.namespace, scope)))
+    joined = {name: _union(getattr(rows, name), getattr(more, name)) for name in _LEGS}
+    return dataclasses.replace(rows, **joined)  # type: ignore[type-var]
+
+
+def _union(first: Sequence[SearchRow], second: Sequence[SearchRow]) -> list[SearchRow]:
+    seen = {row.key for row in first}
+    return [*first, *(row for row in second if row.key not in seen)]
+
+
+async def lead_in(
+    searcher: Searcher, hits: list[SearchHit], query: TimeQuery, filters: SearchFilters
+) -> list[SearchHit]:
+    """``hits`` with, right after the first, the memories written just before it in its
+    session at its ``occurred_at`` (without one: in the ``UNDATED_WINDOW_S`` before it)
+    that tell a time (at most ``LEAD_IN``), at its score; as many hits as before.
+    Unchanged unless the query asks for a time."""
+    if not (query.asks and hits and LEAD_IN):
+        return hits
+    best = hits[0]
+    if not best.session_id or best.created_at <= 0:
+        return hits
+    redis, keys = searcher.redis, searcher.keys
+    # the legs return created_at rounded (12 digits: 10 ms); the hash has it exact
+    exact = as_text(await redis.hget(keys.doc(best.id), "created_at")) or repr(best.created_at)
+    scope = dataclasses.replace(filters, session_id=best.session_id)
+    since = "-inf" if best.occurred_at is not None else repr(float(exact) - UNDATED_WINDOW_S)
+    expr = f"{build_filter(keys.namespace, scope)} @created_at:[{since} ({exact}]"
+    if best.occurred_at is not None:  # the same moment (the legs round it too)
+        expr += f" @occurred_at:[{best.occurred_at - 1.0!r} {best.occurred_at + 1.0!r}]"
+    reply: Any = await redis.execute_command(  # type: ignore[no-untyped-call]
+        *newest_command(searcher.info.alias, expr, LEAD_IN, _ROW_FIELDS), **NEVER_DECODE
+    )
+    found = {h.id: h for h in hits}
+    lead = []
+    for row in search_rows(reply):
+        memory_id = row.key.removeprefix(keys.doc_prefix)
+        if memory_id == best.id or not visible(row.fields, keys.namespace, filters):
+            continue
+        hit = found.get(memory_id) or hit_from_fields(memory_id, row.fields, fused=0.0)
+        if tells_time(hit.content):
+            lead.append(dataclasses.replace(hit, fused=best.fused))
+    if not lead:
+        return hits
+    moved = {h.id for h in lead}
+    return [best, *lead, *(h for h in hits[1:] if h.id not in moved)][: len(hits)]

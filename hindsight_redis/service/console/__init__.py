@@ -1,0 +1,32 @@
+"""The operators' web console: ``hindsight-redis console [--console-port 8766]``.
+
+Server-rendered pages (Starlette, plain forms, no JavaScript): namespaces
+with their counters and lag, a memory browser (search modes, filters, each
+hit's scores), recent drops with their reasons, conflicts side by side with
+resolve buttons, dead letters with replay, and a chart of accepted, indexed
+and dropped writes over time. Bound to loopback by default; read-only unless
+started with an admin token.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from hindsight_redis.service.console.app import build_app
+from hindsight_redis.settings import Settings, is_loopback
+
+log = logging.getLogger(__name__)
+
+__all__ = ["build_app", "serve_console"]
+
+
+def serve_console(
+    settings: Settings, *, host: str = "127.0.0.1", port: int = 8766, admin_token: str | None = None
+) -> None:
+    """Serve the console until interrupted."""
+    import uvicorn
+
+    if not is_loopback(host):
+        log.warning("console bound to %s: anyone who reaches it reads every namespace", host)
+    app = build_app(settings, admin_token=admin_token)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

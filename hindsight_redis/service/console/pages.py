@@ -1,0 +1,337 @@
+"""The console's pages as HTML: pure functions of the data they show (no I/O).
+
+Server-rendered, plain forms, no script: every page works in any browser
+and in tests that read the HTML. Every value shown goes through ``esc``.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from hindsight_redis.core.models import MemoryRecord, SearchHit, explain_reason
+from hindsight_redis.lifecycle.review import ConflictResolution, resolution_summary
+from hindsight_redis.ops.admin import DeadLetter
+from hindsight_redis.ops.render import age, snippet
+from hindsight_redis.ops.stats import QueueState
+
+_STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
+header{background:#1d2b3a;color:#fff;padding:10px 20px;display:flex;gap:18px;align-items:center}
+header a{color:#cfe3ff;text-decoration:none}header b{font-size:16px;margin-right:12px}
+main{padding:16px 20px}table{border-collapse:collapse;width:100%;background:#fff}
+th,td{border-bottom:1px solid #e3e6ea;padding:5px 8px;text-align:left;vertical-align:top}
+th{background:#eef1f4;font-weight:600}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+.card{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:10px 12px;flex:1}
+.pair{display:flex;gap:12px;margin:12px 0;align-items:stretch}.muted{color:#6b7480}
+.badge{display:inline-block;padding:0 6px;border-radius:8px;background:#ffe3c4;font-size:12px}
+.ok{background:#d8f3dc}.warn{background:#ffd6d6}form.inline{display:inline}
+button{cursor:pointer;padding:3px 10px}input,select{padding:3px 5px}
+.notice{background:#fff6d6;border:1px solid #f0dc8c;padding:6px 10px;margin-bottom:12px}
+"""
+
+
+def esc(value: object) -> str:
+    """``value`` as HTML text."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def layout(title: str, body: str, *, namespace: str | None = None, admin: bool = False) -> str:
+    """A whole page: the header (with the namespace's links) around ``body``."""
+    links = ['<a href="/">namespaces</a>']
+    if namespace is not None:
+        base = f"/ns/{quote(namespace, safe='')}"
+        for path, name in (("", "overview"), ("/memories", "memories"), ("/drops", "drops"),
+                           ("/conflicts", "conflicts"), ("/dlq", "dead letters")):  # fmt: skip
+            links.append(f'<a href="{base}{path}">{name}</a>')
+    mode = "admin" if admin else "read-only"
+    where = f" · {esc(namespace)}" if namespace is not None else ""
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)} · hindsight"
+        f"</title><style>{_STYLE}</style></head><body><header><b>hindsight-redis{where}</b>"
+        f"{''.join(links)}<span class='muted' style='margin-left:auto'>{mode}</span></header>"
+        f"<main><h2>{esc(title)}</h2>{body}</main></body></html>"
+    )
+
+
+def ns_url(namespace: str, path: str = "", **query: Any) -> str:
+    """The URL of a namespace's page."""
+    found = {k: v for k, v in query.items() if v not in (None, "", False)}
+    return f"/ns/{quote(namespace, safe='')}{path}" + (f"?{urlencode(found)}" if found else "")
+
+
+def _form(action: str, fields: Mapping[str, str], label: str, csrf: str, extra: str = "") -> str:
+    hidden = "".join(
+        f"<input type='hidden' name='{esc(k)}' value='{esc(v)}'>"
+        for k, v in {**fields, "csrf": csrf}.items()
+    )
+    return f"<form class='inline' method='post' action='{esc(action)}'>{hidden}{extra}" \
+        f"<button type='submit'>{esc(label)}</button></form>"  # fmt: skip
+
+
+# -- pages ----------------------------------------------------------------------
+
+
+def overview_page(states: Sequence[QueueState], now: float, *, admin: bool) -> str:
+    """Every namespace with its counters and lag."""
+    rows = []
+    for s in states:
+        memories = s.memories or {}
+        lag = s.lag_s(now)
+        lag_cell = f"<span class='badge {'warn' if lag > 30 else 'ok'}'>{lag:.1f} s</span>"
+        rows.append(
+            f"<tr><td><a href='{ns_url(s.namespace)}'>{esc(s.namespace)}</a></td>"
+            f"<td class='n'>{s.accepted:,}</td><td class='n'>{s.counters.get('indexed', 0):,}</td>"
+            f"<td class='n'>{sum(s.dropped.values()):,}</td><td class='n'>{s.backlog:,}</td>"
+            f"<td class='n'>{lag_cell}</td><td class='n'>{s.dead_letters:,}</td>"
+            f"<td class='n'>{memories.get('active', 0):,}</td>"
+            f"<td class='n'>{memories.get('archived', 0):,}</td></tr>"
+        )
+    head = "".join(
+        f"<th class='n'>{h}</th>"
+        for h in (
+            "accepted",
+            "indexed",
+            "dropped",
+            "backlog",
+            "lag",
+            "dead letters",
+            "active",
+            "archived",
+        )
+    )
+    body = f"<table><tr><th>namespace</th>{head}</tr>{''.join(rows)}</table>"
+    if not states:
+        body = "<p>No namespace yet: write a memory first.</p>"
+    return layout("Namespaces", body, admin=admin)
+
+
+def namespace_page(state: QueueState, chart: str, now: float, *, admin: bool) -> str:
+    """One namespace: counters, drops per reason, workers' lag, and the chart."""
+    counters = state.counters
+    items = [
+        ("accepted", state.accepted), ("processed", counters.get("processed", 0)),
+        ("indexed", counters.get("indexed", 0)), ("merged", counters.get("merged", 0)),
+        ("dropped", sum(state.dropped.values())), ("backlog", state.backlog),
+        ("pending", state.pending), ("dead letters", state.dead_letters),
+        ("conflicts flagged", counters.get("conflicts", 0)),
+    ]  # fmt: skip
+    cells = "".join(f"<tr><th>{k}</th><td class='n'>{v:,}</td></tr>" for k, v in items)
+    cells += f"<tr><th>index lag</th><td class='n'>{state.lag_s(now):.1f} s</td></tr>"
+    drops = "".join(
+        f"<tr><td>{esc(reason)}</td><td class='n'>{n:,}</td><td>{esc(explain_reason(reason))}"
+        f"</td></tr>"
+        for reason, n in sorted(state.dropped.items(), key=lambda kv: -kv[1])
+    )
+    body = (
+        f"<div class='pair'><div class='card'><h3>Counters</h3><table>{cells}</table></div>"
+        f"<div class='card'><h3>Accepted, indexed, dropped over time</h3>{chart}</div></div>"
+        f"<h3>Dropped, per reason</h3><table><tr><th>reason</th><th class='n'>writes</th>"
+        f"<th>meaning</th></tr>{drops or '<tr><td colspan=3>none</td></tr>'}</table>"
+    )
+    return layout("Overview", body, namespace=state.namespace, admin=admin)
+
+
+def search_form(namespace: str, args: Mapping[str, str]) -> str:
+    """The memory browser's form: a query, its mode and the filters."""
+    modes = "".join(
+        f"<option{' selected' if args.get('mode', 'hybrid') == m else ''}>{m}</option>"
+        for m in ("hybrid", "vector", "keyword")
+    )
+    fields = "".join(
+        f" <input name='{name}' placeholder='{name}' value='{esc(args.get(name, ''))}' size=10>"
+        for name in ("agent_id", "session_id", "task_type", "tag")
+    )
+    archived = " checked" if args.get("include_archived") else ""
+    return (
+        f"<form method='get' action='{ns_url(namespace, '/memories')}'>"
+        f"<input name='q' placeholder='search (empty: the newest)' size=40 "
+        f"value='{esc(args.get('q', ''))}'> <select name='mode'>{modes}</select>{fields} "
+        f"<label><input type='checkbox' name='include_archived' value='1'{archived}> archived"
+        f"</label> <button type='submit'>search</button></form><br>"
+    )
+
+
+def hits_table(namespace: str, hits: Sequence[SearchHit], now: float) -> str:
+    """Search hits with every score that ranked them."""
+    if not hits:
+        return "<p>No memory matches.</p>"
+    rows = "".join(
+        f"<tr><td class='n'>{n}</td><td class='n'><b>{h.fused:.2f}</b></td>"
+        f"<td class='n'>{_score(h.vector)}</td><td class='n'>{_score(h.keyword)}</td>"
+        f"<td class='n'>{_score(h.bm25)}</td><td class='n'>{_score(h.contextual)}</td>"
+        f"<td>{esc(h.agent_id or '-')}</td><td>{age(h.created_at, now)}</td>"
+        f"<td><a href='{ns_url(namespace, '/memories/' + h.id)}'>{esc(snippet(h.content, 160))}"
+        f"</a>{' <span class=badge>conflict</span>' if h.conflicts_with else ''}</td></tr>"
+        for n, h in enumerate(hits, start=1)
+    )
+    head = "".join(f"<th class='n'>{h}</th>" for h in ("#", "fused", "vector", "keyword", "bm25",
+                                                       "contextual"))  # fmt: skip
+    head += "<th>agent</th><th>age</th><th>memory</th>"
+    return f"<table class='hits'><tr>{head}</tr>{rows}</table>"
+
+
+def records_table(namespace: str, records: Sequence[MemoryRecord], now: float) -> str:
+    """Stored memories, newest first."""
+    if not records:
+        return "<p>No memory stored yet.</p>"
+    rows = "".join(
+        f"<tr><td><a href='{ns_url(namespace, '/memories/' + r.id)}'>{esc(r.id[:12])}</a></td>"
+        f"<td>{esc(r.status)}</td><td>{esc(r.visibility)}</td><td>{esc(r.agent_id or '-')}</td>"
+        f"<td>{esc(r.task_type)}</td><td>{esc(', '.join(r.tags))}</td><td>{age(r.created_at, now)}"
+        f"</td><td class='content'>{esc(snippet(r.content, 160))}"
+        f"{' <span class=badge>conflict</span>' if r.conflicts_with else ''}</td></tr>"
+        for r in records
+    )
+    return (
+        "<table class='memories'><tr><th>id</th><th>status</th><th>visibility</th><th>agent</th>"
+        f"<th>task</th><th>tags</th><th>age</th><th>memory</th></tr>{rows}</table>"
+    )
+
+
+def memory_page(record: MemoryRecord, *, admin: bool, csrf: str) -> str:
+    """Every field of one memory; restore when archived (admin)."""
+    rows = "".join(
+        f"<tr><th>{esc(name)}</th><td>{esc(value)}</td></tr>"
+        for name, value in (
+            ("id", record.id),
+            ("status", record.status),
+            ("content", record.content),
+            ("original", record.original),
+            ("agent", record.agent_id),
+            ("session", record.session_id),
+            ("task type", record.task_type),
+            ("sources", ", ".join(record.sources)),
+            ("tags", ", ".join(record.tags)),
+            ("visibility", record.visibility),
+            ("protected", record.protected),
+            ("write score", record.write_score),
+            ("score reason", record.score_reason),
+            ("reads", record.access_count),
+            ("conflicts with", ", ".join(record.conflicts_with)),
+            ("resolved with", ", ".join(record.resolved_with)),
+            ("resolution", resolution_summary(record.resolution)),
+            ("superseded by", record.superseded_by),
+            ("archive reason", record.archive_reason),
+            ("embedding", f"{record.embedding_model} ({record.embedding_dims})"),
+        )
+        if value not in (None, "", ())
+    )
+    actions = ""
+    if admin and record.status == "archived":
+        actions = _form(ns_url(record.namespace, "/restore"), {"memory_id": record.id},
+                        "Restore", csrf)  # fmt: skip
+    return layout("Memory", f"<table>{rows}</table><p>{actions}</p>",
+                  namespace=record.namespace, admin=admin)  # fmt: skip
+
+
+def drops_page(
+    namespace: str, drops: Sequence[Mapping[str, Any]], now: float, *, admin: bool
+) -> str:
+    """The latest writes the filters dropped, with their reasons in words."""
+    rows = "".join(
+        f"<tr><td>{age(float(d.get('created_at') or 0), now)}</td><td>{esc(d.get('reason'))}</td>"
+        f"<td>{esc(explain_reason(str(d.get('reason', ''))))}</td>"
+        f"<td>{esc(d.get('agent_id') or '-')}</td>"
+        f"<td>{esc(snippet(str(d.get('content', '')), 140))}"
+        f"</td></tr>"
+        for d in drops
+    )
+    body = (
+        "<table><tr><th>age</th><th>reason</th><th>meaning</th><th>agent</th><th>text</th></tr>"
+        f"{rows or '<tr><td colspan=5>none</td></tr>'}</table>"
+    )
+    return layout("Recent drops", body, namespace=namespace, admin=admin)
+
+
+def _card(record: MemoryRecord, side: str, now: float) -> str:
+    return (
+        f"<div class='card'><div class='muted'>{side} · {age(record.created_at, now)} ago · "
+        f"{esc(record.agent_id or '-')} · "
+        f"<a href='{ns_url(record.namespace, '/memories/' + record.id)}'>"
+        f"{esc(record.id[:12])}</a></div><p class='content'>{esc(record.content)}</p></div>"
+    )
+
+
+def conflicts_page(
+    namespace: str,
+    pairs: Sequence[tuple[MemoryRecord, MemoryRecord]],
+    log: Sequence[ConflictResolution],
+    now: float,
+    *,
+    admin: bool,
+    csrf: str,
+    notice: str = "",
+) -> str:
+    """Each open conflict side by side (older | newer) with its resolve buttons, then the log."""
+    parts = [f"<div class='notice'>{esc(notice)}</div>" if notice else ""]
+    if not pairs:
+        parts.append("<p>No open conflict.</p>")
+    action = ns_url(namespace, "/conflicts/resolve")
+    for older, newer in pairs:
+        buttons = ""
+        if admin:
+            note = "<input name='note' placeholder='why (recorded)' size=24> "
+            ids = {"memory_id": newer.id, "other_id": older.id}
+            buttons = (
+                "<div class='actions'>"
+                + " ".join(
+                    _form(action, {**ids, "keep": keep}, label, csrf, note if keep == "new" else "")
+                    for keep, label in (
+                        ("new", "Keep new"),
+                        ("old", "Keep old"),
+                        ("both", "Keep both"),
+                    )
+                )
+                + "</div>"
+            )
+        parts.append(
+            f"<div class='conflict'><div class='pair'>{_card(older, 'older', now)}"
+            f"{_card(newer, 'newer', now)}</div>{buttons}</div>"
+        )
+    rows = []
+    for entry in log:
+        undo = ""
+        if admin and entry.action == "resolve":
+            target = entry.archived or entry.memory_id
+            undo = _form(ns_url(namespace, "/restore"), {"memory_id": target}, "Undo", csrf)
+        what = "undone" if entry.action == "undo" else f"kept {entry.keep}"
+        rows.append(
+            f"<tr><td>{age(entry.resolved_at, now)}</td><td>{esc(entry.resolved_by)}</td>"
+            f"<td>{esc(what)}</td><td>{esc(entry.memory_id[:12])} / {esc(entry.other_id[:12])}"
+            f"</td><td>{esc(entry.archived or '')}</td><td>{esc(entry.note)}</td>"
+            f"<td>{undo}</td></tr>"
+        )
+    parts.append(
+        "<h3>Resolutions</h3><table><tr><th>age</th><th>by</th><th>decision</th><th>pair</th>"
+        f"<th>archived</th><th>note</th><th></th></tr>"
+        f"{''.join(rows) or '<tr><td colspan=7>none yet</td></tr>'}</table>"
+    )
+    return layout("Conflicts", "".join(parts), namespace=namespace, admin=admin)
+
+
+def dlq_page(
+    namespace: str, letters: Sequence[DeadLetter], now: float, *, admin: bool, csrf: str,
+    notice: str = "",
+) -> str:  # fmt: skip
+    """Dead letters with their errors, and replay buttons (admin)."""
+    action = ns_url(namespace, "/dlq/replay")
+    rows = "".join(
+        f"<tr><td>{esc(d.id)}</td><td>{age(d.failed_at, now)}</td><td class='n'>{d.deliveries}</td>"
+        f"<td>{esc(snippet(d.error, 120))}</td><td>{esc(snippet(d.content or '', 100))}</td>"
+        f"<td>{_form(action, {'ids': d.id}, 'Replay', csrf) if admin else ''}</td></tr>"
+        for d in letters
+    )
+    every = _form(action, {}, "Replay all", csrf) if admin and letters else ""
+    body = (
+        f"{f'<div class=notice>{esc(notice)}</div>' if notice else ''}<p>{every}</p><table><tr>"
+        "<th>id</th><th>failed</th><th class='n'>tries</th><th>error</th><th>text</th><th></th>"
+        f"</tr>{rows or '<tr><td colspan=6>none</td></tr>'}</table>"
+    )
+    return layout("Dead letters", body, namespace=namespace, admin=admin)

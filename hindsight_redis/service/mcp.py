@@ -1,0 +1,238 @@
+"""The MCP server: memory tools for agents, over stdio or streamable HTTP.
+
+A thin adapter: every tool calls ``AsyncMemoryClient`` and returns plain
+JSON. Errors of the library become tool errors (``isError``) whose text
+says what was wrong and whether a retry can help; nothing is swallowed.
+
+Each call acts as a ``Principal``: over HTTP the one of the request's bearer
+token (``http_service`` checks it), otherwise the settings' namespace and
+``agent_id``. A tool argument can narrow a search, never widen who the
+caller is or what it may see; only an admin token may record another agent
+as a memory's writer. ``serve`` also runs an in-process worker unless told
+not to, so a lone ``hindsight-redis mcp`` indexes what it is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from redis.asyncio import Redis
+
+from hindsight_redis.client.async_client import AsyncMemoryClient
+from hindsight_redis.errors import HindsightError
+from hindsight_redis.service.tokens import Principal, Scope
+from hindsight_redis.service.tools import TOOLS, ToolSpec
+from hindsight_redis.settings import Settings
+
+if TYPE_CHECKING:
+    from hindsight_redis.pipeline.worker import Worker
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+PRINCIPAL_STATE = "hindsight_principal"
+"""Where ``http_service`` leaves a request's ``Principal`` in the ASGI scope's state."""
+
+INSTRUCTIONS = (
+    "Long-term memory shared by many agents, kept across conversations. Call memory_search "
+    "before answering whenever the user refers to the past ('last time', 'as before', 'like "
+    "we did', 'my preference', a name or an error seen earlier) or before asking them again "
+    "for something they may have said already. Call memory_write when the user states a "
+    "preference or a fact about themselves or their project, when a decision is made, and "
+    "when a complex task is finished (what was done, what worked). Never write chit-chat, "
+    "greetings or acknowledgements; the server drops them anyway. memory_forget archives "
+    "what is wrong or obsolete (memory_restore brings it back)."
+)
+
+
+class ToolClients:
+    """The tools' clients: one per namespace, all on one lazily opened connection."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.default = Principal(settings.namespace, settings.agent_id, "write")
+        self._clients: dict[str, AsyncMemoryClient] = {}
+        self._redis: Redis | None = None
+        self._lock = asyncio.Lock()
+        self._closers: list[Callable[[], Awaitable[None]]] = []
+
+    def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
+        """Also await ``closer()`` in ``aclose`` (e.g. the metrics app's connection)."""
+        self._closers.append(closer)
+
+    def principal(self, ctx: Context[Any, Any, Any]) -> Principal:
+        """Who this call acts as: the request's token, else the settings' identity."""
+        request = ctx.request_context.request
+        scope = getattr(request, "scope", None)
+        if isinstance(scope, dict):
+            found = scope.get("state", {}).get(PRINCIPAL_STATE)
+            if isinstance(found, Principal):
+                return found
+        return self.default
+
+    async def client(self, namespace: str) -> AsyncMemoryClient:
+        """The client of ``namespace`` (sharing the connection of the first one)."""
+        async with self._lock:
+            if namespace in self._clients:
+                return self._clients[namespace]
+            if self._redis is None:
+                first = AsyncMemoryClient(self.settings.model_copy(update={"namespace": namespace}))
+                self._redis = await first.connect()
+                self._clients[namespace] = first
+                return first
+            settings = self.settings.model_copy(update={"namespace": namespace})
+            client = AsyncMemoryClient(settings, redis=self._redis)
+            client.profile = next(iter(self._clients.values())).profile
+            self._clients[namespace] = client
+            return client
+
+    async def call(
+        self,
+        ctx: Context[Any, Any, Any],
+        needed: Scope,
+        action: Callable[[AsyncMemoryClient, Principal], Awaitable[T]],
+    ) -> T:
+        """Run ``action`` as the call's principal, once its scope allows ``needed``."""
+        principal = self.principal(ctx)
+        if not principal.allows(needed):
+            raise ToolError(
+                f"PermissionDenied (not retryable): this token's scope is {principal.scope!r}; "
+                f"this tool needs {needed!r}"
+            )
+        try:
+            return await action(await self.client(principal.namespace), principal)
+        except HindsightError as e:
+            hint = "retryable" if e.retryable else "not retryable"
+            raise ToolError(f"{type(e).__name__} ({hint}): {e}") from e
+
+    async def aclose(self) -> None:
+        """Close the shared connection (and whatever asked to be closed with it)."""
+        for closer in self._closers:
+            await closer()
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
+        self._redis = None
+
+
+def build_server(
+    settings: Settings, *, host: str = "127.0.0.1", port: int = 8765
+) -> tuple[FastMCP, ToolClients]:
+    """An MCP server exposing the memory tools (``tools.TOOLS``), and the clients they use."""
+    memory = ToolClients(settings)
+    server = FastMCP("hindsight-redis", instructions=INSTRUCTIONS, host=host, port=port)
+    for spec in TOOLS:
+        hints = ToolAnnotations(
+            title=spec.title,
+            readOnlyHint=spec.read_only or None,
+            idempotentHint=None if spec.read_only else spec.idempotent,
+            destructiveHint=spec.destructive,
+        )
+        server.add_tool(
+            _tool_function(spec, memory),
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            annotations=hints,
+        )
+    return server, memory
+
+
+def _tool_function(spec: ToolSpec, memory: ToolClients) -> Callable[..., Awaitable[Any]]:
+    """The function FastMCP registers for ``spec``: its signature is the spec's arguments.
+
+    FastMCP reads a tool's input schema from its function's signature, so the
+    signature is made from ``spec.arguments`` (plus the request context).
+    """
+
+    async def tool(ctx: Context[Any, Any, Any], **arguments: Any) -> Any:
+        args = spec.arguments.model_validate(arguments)
+        return await memory.call(ctx, spec.scope, lambda c, p: spec.run(c, p, args))
+
+    context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+    parameters = spec.parameters()
+    tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [context, *parameters], return_annotation=spec.returns
+    )
+    tool.__annotations__ = {
+        "ctx": Context,
+        **{p.name: p.annotation for p in parameters},
+        "return": spec.returns,
+    }
+    tool.__name__ = tool.__qualname__ = spec.name
+    tool.__doc__ = spec.description
+    return tool
+
+
+@contextlib.asynccontextmanager
+async def background_workers(
+    settings: Settings, count: int, *, all_namespaces: bool = False
+) -> AsyncIterator[None]:
+    """``count`` in-process workers for the life of the block (0: none).
+
+    A worker that fails is logged and started again after a pause; the server
+    keeps answering meanwhile (writes are accepted, and indexed once it is back).
+    """
+    workers = [_in_process_worker(settings, all_namespaces) for _ in range(count)]
+
+    async def supervise(worker: Worker) -> None:
+        while True:
+            try:
+                await worker.run_async()
+                return
+            except HindsightError as e:
+                log.warning("in-process worker stopped (%s); restarting in 2 s", e)
+                await asyncio.sleep(2.0)
+
+    tasks = [asyncio.create_task(supervise(w), name="hindsight-worker") for w in workers]
+    try:
+        yield
+    finally:
+        for worker in workers:
+            worker.stop()
+        for task in tasks:
+            try:
+                await asyncio.wait_for(task, timeout=10.0)
+            except (TimeoutError, asyncio.CancelledError, HindsightError):
+                task.cancel()
+
+
+def _in_process_worker(settings: Settings, all_namespaces: bool) -> Worker:
+    """A worker of the settings' namespace, or of every namespace (HTTP: tokens choose it)."""
+    from hindsight_redis.pipeline.worker import Worker
+
+    return Worker(settings, namespaces="*" if all_namespaces else None)
+
+
+async def serve_stdio(settings: Settings, *, workers: int = 1) -> None:
+    """Serve over stdio until the client closes the pipe; identity from ``settings``."""
+    server, memory = build_server(settings)
+    try:
+        async with background_workers(settings, workers):
+            await server.run_stdio_async()
+    finally:
+        await memory.aclose()
+
+
+def run_server(
+    settings: Settings,
+    transport: Literal["stdio", "http"],
+    host: str,
+    port: int,
+    *,
+    workers: int = 1,
+) -> None:
+    """Serve until interrupted (stdio: until the client closes the pipe)."""
+    if transport == "stdio":
+        asyncio.run(serve_stdio(settings, workers=workers))
+    else:
+        from hindsight_redis.service.http import serve_http
+
+        asyncio.run(serve_http(settings, host=host, port=port, workers=workers))
