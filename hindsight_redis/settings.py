@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -231,15 +232,26 @@ class Settings(BaseSettings):
     )
 
     # Forgetting: the retention score (see retention.py) and sweeps
-    retention_access_weight: float = Field(0.4, ge=0.0, description="Weight of access frequency.")
-    retention_recency_weight: float = Field(0.3, ge=0.0, description="Weight of time decay.")
-    retention_write_score_weight: float = Field(0.2, ge=0.0, description="Weight of write score.")
-    retention_protected_weight: float = Field(0.1, ge=0.0, description="Weight of protection.")
+    retention_access_weight: float = Field(
+        allow_inf_nan=False, default=0.4, ge=0.0, description="Weight of access frequency."
+    )
+    retention_recency_weight: float = Field(
+        allow_inf_nan=False, default=0.3, ge=0.0, description="Weight of time decay."
+    )
+    retention_write_score_weight: float = Field(
+        allow_inf_nan=False, default=0.2, ge=0.0, description="Weight of write score."
+    )
+    retention_protected_weight: float = Field(
+        allow_inf_nan=False, default=0.1, ge=0.0, description="Weight of protection."
+    )
     retention_access_saturation: int = Field(
         100, ge=1, description="Reads at which access frequency is full (log scale)."
     )
     half_life_days: float = Field(
-        90.0, gt=0, description="Days for time decay to halve, unless the memory or task says."
+        90.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Days for time decay to halve, unless the memory or task says.",
     )
     task_half_life_days: dict[str, float] = Field(
         default_factory=lambda: {"preference": 365.0, "dialogue": 30.0},
@@ -268,16 +280,21 @@ class Settings(BaseSettings):
     @field_validator("task_half_life_days")
     @classmethod
     def _positive_half_lives(cls, value: dict[str, float]) -> dict[str, float]:
-        bad = [name for name, days in value.items() if not days > 0]
+        bad = [name for name, days in value.items() if not (math.isfinite(days) and days > 0)]
         if bad:
             raise ValueError(f"half-lives must be > 0 days (not for {', '.join(sorted(bad))})")
         return value
 
     @model_validator(mode="after")
-    def _usable_retention_policy(self) -> Settings:
-        from hindsight_redis.lifecycle.retention import RetentionPolicy
-
-        RetentionPolicy.from_settings(self)  # ValueError when the weights cannot score
+    def _retention_weights_can_score(self) -> Settings:
+        weights = (
+            self.retention_access_weight,
+            self.retention_recency_weight,
+            self.retention_write_score_weight,
+            self.retention_protected_weight,
+        )
+        if sum(weights) <= 0:
+            raise ValueError("retention weights must be >= 0 with a positive sum")
         return self
 
     @field_validator("redis_password", mode="before")

@@ -89,9 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("server", cmd_server, "start, stop or inspect the embedded Redis (or a local cluster)")
     p.add_argument("action", choices=["start", "stop", "status"])
     p.add_argument(
-        "--cluster", type=int, nargs="?", const=0, metavar="MASTERS",
+        "--cluster",
+        type=int,
+        nargs="?",
+        const=0,
+        metavar="MASTERS",
         help="a local Redis Cluster instead: MASTERS masters (default 3) on ports from --port",
-    )  # fmt: skip
+    )
     p.add_argument("--replicas", type=int, default=0, help="--cluster: replicas per master")
     add("demo", cmd_demo, "a scripted multi-agent session: what is kept, dropped and found")
     add("doctor", cmd_doctor, "check server version, modules, persistence and index")
@@ -115,9 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--half-life-days", type=float, help="days for its retention to halve (default: by task)"
     )
     p.add_argument(
-        "--occurred-at", type=moment,
+        "--occurred-at",
+        type=moment,
         help="when it happened: unix seconds or an ISO date/datetime (UTC unless it says)",
-    )  # fmt: skip
+    )
     p.add_argument("--visibility", choices=["shared", "private"], default="shared")
     p.add_argument("--importance", type=float, help="0..1 hint that nudges the write score")
     p.add_argument("--wait", action="store_true", help="return once searchable (or dropped)")

@@ -32,9 +32,15 @@ def cmd_write(args: argparse.Namespace, settings: Settings) -> int:
 
 
 SEARCH_FILTERS = (
-    "agent_id", "session_id", "task_type", "tags", "since", "until", "occurred_since",
+    "agent_id",
+    "session_id",
+    "task_type",
+    "tags",
+    "since",
+    "until",
+    "occurred_since",
     "occurred_until",
-)  # fmt: skip
+)
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:

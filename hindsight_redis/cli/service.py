@@ -178,7 +178,7 @@ def cmd_metrics(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     """``mcp --transport stdio|http``: serve the memory tools."""
-    from hindsight_redis.service.mcp import run_server
+    from hindsight_redis.service.run import run_server
 
     if args.workers < 0:
         raise InvalidArgument("--workers must be 0 or more")
@@ -198,7 +198,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     import subprocess
 
     from hindsight_redis.redis.connection import embedded_server, resolve
-    from hindsight_redis.service.mcp import run_server
+    from hindsight_redis.service.run import run_server
 
     server = embedded_server(settings) if settings.embedded else None
     started_here = server is not None and server.state() is None

@@ -179,13 +179,22 @@ class AsyncMemoryClient(PoolOperations):
         kept (``neighbours.CONTEXT_KEPT_BYTES``), and ``get()`` shows them.
         """
         fields = {
-            "content": content, "agent_id": agent_id, "session_id": session_id,
-            "task_type": task_type, "source": source, "tags": tags, "protected": protected,
-            "visibility": visibility, "importance": importance, "half_life_days": half_life_days,
-            "occurred_at": occurred_at, "idempotency_key": idempotency_key, "wait": wait,
+            "content": content,
+            "agent_id": agent_id,
+            "session_id": session_id,
+            "task_type": task_type,
+            "source": source,
+            "tags": tags,
+            "protected": protected,
+            "visibility": visibility,
+            "importance": importance,
+            "half_life_days": half_life_days,
+            "occurred_at": occurred_at,
+            "idempotency_key": idempotency_key,
+            "wait": wait,
             "timeout_s": timeout_s,
             "context": context,
-        }  # fmt: skip
+        }
         event = self._event(fields, self.caller(as_agent))
         redis = self._redis or await self.connect()
         if wait:

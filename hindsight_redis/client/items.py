@@ -112,21 +112,30 @@ class ItemStore:
         """Store (or replace) an item; its creation time and the memory id it had before."""
         with redis_errors("store the item"):
             reply: Any = await scripts.put_item(
-                self.redis, item=self.keys.item(item_digest(path, key)),
-                members=self.keys.items_of(path_digest(path)), paths=self.keys.item_paths,
-                path=path_json(path), key=key, value=value, now=f"{now:.6f}",
-                memory_id=memory_id, content_sha=content_sha,
-            )  # fmt: skip
+                self.redis,
+                item=self.keys.item(item_digest(path, key)),
+                members=self.keys.items_of(path_digest(path)),
+                paths=self.keys.item_paths,
+                path=path_json(path),
+                key=key,
+                value=value,
+                now=f"{now:.6f}",
+                memory_id=memory_id,
+                content_sha=content_sha,
+            )
         return float(as_text(reply[0])), as_text(reply[1])
 
     async def delete(self, path: ItemPath, key: str) -> str | None:
         """Delete an item; the memory id it had ("" for none), None when there was no item."""
         with redis_errors("delete the item"):
             reply: Any = await scripts.delete_item(
-                self.redis, item=self.keys.item(item_digest(path, key)),
-                members=self.keys.items_of(path_digest(path)), paths=self.keys.item_paths,
-                path=path_json(path), key=key,
-            )  # fmt: skip
+                self.redis,
+                item=self.keys.item(item_digest(path, key)),
+                members=self.keys.items_of(path_digest(path)),
+                paths=self.keys.item_paths,
+                path=path_json(path),
+                key=key,
+            )
         return None if reply is None else as_text(reply)
 
     async def paths(self) -> dict[ItemPath, int]:

@@ -170,9 +170,14 @@ class PoolOperations:
         if not visible:
             raise InvalidArgument(f"memory {memory_id!r} has no open conflict to resolve")
         return await resolve_pairs(
-            await self.connect(), self.keys, memory_id, visible,
-            keep=keep, by=self.caller(as_agent) or "operator", note=text,
-        )  # fmt: skip
+            await self.connect(),
+            self.keys,
+            memory_id,
+            visible,
+            keep=keep,
+            by=self.caller(as_agent) or "operator",
+            note=text,
+        )
 
     async def conflict_resolutions(self, count: int = 100) -> list[ConflictResolution]:
         """The latest conflict resolutions and their undoings (who, when, why), newest first."""

@@ -19,8 +19,8 @@ from hindsight_redis.core.documents import (
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.models import MemoryRecord
 from hindsight_redis.errors import redis_errors
+from hindsight_redis.index.filters import readable_by
 from hindsight_redis.index.record import info_from_reply
-from hindsight_redis.search.query import readable_by
 
 
 async def read_record(

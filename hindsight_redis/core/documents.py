@@ -16,26 +16,56 @@ from typing import Any
 
 import numpy as np
 
+from hindsight_redis.core.fields import DEFAULT_LANGUAGE
 from hindsight_redis.core.models import MemoryEvent, MemoryRecord, SearchHit
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.core.text import has_han
-from hindsight_redis.index.schema import DEFAULT_LANGUAGE
-from hindsight_redis.providers.vectors import vector_bytes
+from hindsight_redis.core.vectors import vector_bytes
 
 TAG_SEPARATOR = "|"
 RECORD_FIELDS = (
-    "namespace", "content", "status", "agent_id", "session_id", "task_type", "source",
-    "sources", "tags", "original", "write_score", "score_reason", "access_count",
-    "created_at", "last_accessed_at", "protected", "visibility", "embedding_model",
-    "embedding_dims", "conflicts_with", "half_life_days", "archived_at", "archive_reason",
-    "superseded_by", "resolved_with", "resolution", "occurred_at",
+    "namespace",
+    "content",
+    "status",
+    "agent_id",
+    "session_id",
+    "task_type",
+    "source",
+    "sources",
+    "tags",
+    "original",
+    "write_score",
+    "score_reason",
+    "access_count",
+    "created_at",
+    "last_accessed_at",
+    "protected",
+    "visibility",
+    "embedding_model",
+    "embedding_dims",
+    "conflicts_with",
+    "half_life_days",
+    "archived_at",
+    "archive_reason",
+    "superseded_by",
+    "resolved_with",
+    "resolution",
+    "occurred_at",
     "context",
-)  # fmt: skip
+)
 """The fields ``get()`` reads (every stored field but the vectors)."""
 HIT_FIELDS = (
-    "content", "source", "agent_id", "session_id", "task_type", "tags", "created_at", "status",
-    "conflicts_with", "occurred_at",
-)  # fmt: skip
+    "content",
+    "source",
+    "agent_id",
+    "session_id",
+    "task_type",
+    "tags",
+    "created_at",
+    "status",
+    "conflicts_with",
+    "occurred_at",
+)
 """The fields a search hit carries."""
 SCOPE_FIELDS = ("status", "visibility", "agent_id", "namespace", "script")
 """The fields a search leg returns: to post-filter its rows (``query.visible``), and

@@ -115,8 +115,10 @@ def aggregate_page(reply: Any) -> tuple[list[dict[str, Any]], int]:
     ``FT.CURSOR READ``, RESP2 or RESP3."""
     page, cursor = reply[0], int(reply[1])
     if isinstance(page, Mapping):
-        rows = [reply_map(reply_map(r).get("extra_attributes") or {}) for r in
-                reply_map(page).get("results") or []]  # fmt: skip
+        rows = [
+            reply_map(reply_map(r).get("extra_attributes") or {})
+            for r in reply_map(page).get("results") or []
+        ]
     else:
         rows = [reply_map(r) for r in page[1:]]
     return rows, cursor

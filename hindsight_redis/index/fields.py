@@ -14,9 +14,9 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from hindsight_redis.core.fields import OCCURRED_FIELD
 from hindsight_redis.core.resp import as_text, reply_map
 from hindsight_redis.errors import RedisCommandError, redis_errors
-from hindsight_redis.index.schema import OCCURRED_FIELD
 
 logger = logging.getLogger(__name__)
 

@@ -85,9 +85,13 @@ async def tune_search_gc(client: aioredis.Redis, where: str) -> bool:
             "0.654 -> 0.538); set search-fork-gc-run-interval %s and "
             "search-fork-gc-clean-threshold %s (Redis 8) or FORK_GC_RUN_INTERVAL %s "
             "FORK_GC_CLEAN_THRESHOLD %s (module arguments) on the server",
-            RUN_INTERVAL_S, where, RUN_INTERVAL_S, CLEAN_THRESHOLD, RUN_INTERVAL_S,
+            RUN_INTERVAL_S,
+            where,
+            RUN_INTERVAL_S,
             CLEAN_THRESHOLD,
-        )  # fmt: skip
+            RUN_INTERVAL_S,
+            CLEAN_THRESHOLD,
+        )
     return False
 
 

@@ -37,8 +37,16 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.commands.search.index_definition import IndexDefinition, IndexType
 
+from hindsight_redis.core.fields import (
+    CONTEXT_FIELD,
+    DEFAULT_LANGUAGE,
+    LANGUAGE_FIELD,
+    TEXT_FIELD,
+    vector_field_name,
+)
 from hindsight_redis.core.keys import Keys, glob_escape
 from hindsight_redis.core.resp import as_text, reply_map
+from hindsight_redis.core.vectors import vector_bytes
 from hindsight_redis.errors import EmbeddingMismatch, RedisCommandError, redis_errors
 from hindsight_redis.index.fields import add_missing
 from hindsight_redis.index.record import (
@@ -49,15 +57,8 @@ from hindsight_redis.index.record import (
     mismatch_message,
     recorded_index,
 )
-from hindsight_redis.index.schema import (
-    CONTEXT_FIELD,
-    DEFAULT_LANGUAGE,
-    LANGUAGE_FIELD,
-    TEXT_FIELD,
-    index_schema,
-    vector_field_name,
-)
-from hindsight_redis.providers.vectors import Embedder, resolve_dims, vector_bytes
+from hindsight_redis.index.schema import index_schema
+from hindsight_redis.providers.vectors import Embedder, resolve_dims
 from hindsight_redis.redis import scripts
 from hindsight_redis.redis.cluster import is_cluster
 from hindsight_redis.settings import Settings

@@ -17,12 +17,13 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from hindsight_redis.core.fields import vector_field_name
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text
+from hindsight_redis.core.vectors import LEGACY_DATATYPE
 from hindsight_redis.errors import redis_errors
-from hindsight_redis.index.schema import vector_field_name
 from hindsight_redis.providers.projection import projection_for, stored_dims
-from hindsight_redis.providers.vectors import LEGACY_DATATYPE, Embedder
+from hindsight_redis.providers.vectors import Embedder
 
 
 @dataclass(frozen=True, slots=True)

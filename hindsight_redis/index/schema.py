@@ -18,7 +18,7 @@ The ``namespace`` tag is still indexed, and always filtered on, as a guard.
 
 Languages: RediSearch splits text on spaces and punctuation, which leaves a
 Chinese sentence as one giant token. Each memory hash carries a ``lang``
-field (``documents.detect_language``: ``chinese`` when the text has Han
+field (``core.documents.detect_language``: ``chinese`` when the text has Han
 characters, else ``english``) and the index names it as its
 ``LANGUAGE_FIELD``, so Chinese memories are segmented into words (friso)
 while English ones are stemmed, in the same index.
@@ -26,62 +26,22 @@ while English ones are stemmed, in the same index.
 
 from __future__ import annotations
 
-import functools
-from importlib import resources
 from typing import Any
 
 from redisvl.schema import IndexSchema
 
-from hindsight_redis.core.keys import Keys
-
-LANGUAGE_FIELD = "lang"
-DEFAULT_LANGUAGE = "english"
-TEXT_FIELD = "content"
-# Tags that hold one value each use a separator no id contains, so a value
-# such as "a|b" or "x,y" stays one tag and cannot widen a filter.
-SINGLE_SEPARATOR = "\x1f"
-MULTI_SEPARATOR = "|"
-SINGLE_TAGS = (
-    "namespace",
-    "agent_id",
-    "session_id",
-    "task_type",
-    "status",
-    "visibility",
-    "protected",
-    "review",
-    "refine",
+from hindsight_redis.core.fields import (
+    CONTEXT_FIELD,
+    MULTI_SEPARATOR,
+    NUMERIC_FIELDS,
+    OCCURRED_FIELD,
+    SINGLE_SEPARATOR,
+    SINGLE_TAGS,
+    TEXT_FIELD,
+    vector_field_name,
 )
-# Only ``created_at`` (``since``/``until``, newest first) and ``occurred_at``
-# (``occurred_since``/``occurred_until``, never sorted on) are queried. The
-# retention scores read ``access_count``, ``last_accessed_at`` and
-# ``write_score`` from the hash (exact values), so they are not indexed.
-NUMERIC_FIELDS = ("created_at",)
-OCCURRED_FIELD = "occurred_at"
-"""Added after the first release: ``index_fields.add_missing`` adds it to older indexes."""
-
-
-@functools.cache
-def stopwords() -> tuple[str, ...]:
-    """The index's stopwords: the 179-word NLTK English list (``data/stopwords.txt``)."""
-    text = resources.files("hindsight_redis").joinpath("data", "stopwords.txt").read_text("utf-8")
-    return tuple(w for w in (line.strip() for line in text.splitlines()) if w and w[0] != "#")
-
-
-@functools.cache
-def stopword_set() -> frozenset[str]:
-    """``stopwords()`` as a set, for lookups."""
-    return frozenset(stopwords())
-
-
-# The contextual vector (``providers.contextual``), filled in by refiners; a
-# memory's ``refine`` tag is ``pending`` until then, ``done`` after.
-CONTEXT_FIELD = "ctx_vec"
-
-
-def vector_field_name(generation: int) -> str:
-    """The hash field holding a memory's vector for one index generation."""
-    return f"vec_g{generation}"
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.language.stopwords import stopwords
 
 
 def index_schema(

@@ -41,12 +41,21 @@ from hindsight_redis.settings import Settings
 def hit_document(hit: SearchHit) -> Document:
     """A search hit as a LangChain ``Document`` (scores and ids in ``metadata``)."""
     metadata = {
-        "id": hit.id, "fused": hit.fused, "vector": hit.vector, "keyword": hit.keyword,
-        "contextual": hit.contextual, "bm25": hit.bm25, "source": hit.source,
-        "agent_id": hit.agent_id, "session_id": hit.session_id, "task_type": hit.task_type,
-        "tags": list(hit.tags), "created_at": hit.created_at, "status": hit.status,
+        "id": hit.id,
+        "fused": hit.fused,
+        "vector": hit.vector,
+        "keyword": hit.keyword,
+        "contextual": hit.contextual,
+        "bm25": hit.bm25,
+        "source": hit.source,
+        "agent_id": hit.agent_id,
+        "session_id": hit.session_id,
+        "task_type": hit.task_type,
+        "tags": list(hit.tags),
+        "created_at": hit.created_at,
+        "status": hit.status,
         "conflicts_with": list(hit.conflicts_with),
-    }  # fmt: skip
+    }
     return Document(page_content=hit.content, id=hit.id, metadata=metadata)
 
 

@@ -104,9 +104,12 @@ def _when(seconds: float) -> datetime:
 
 def _item(stored: StoredItem) -> Item:
     return Item(
-        value=stored.value, key=stored.key, namespace=stored.path,
-        created_at=_when(stored.created_at), updated_at=_when(stored.updated_at),
-    )  # fmt: skip
+        value=stored.value,
+        key=stored.key,
+        namespace=stored.path,
+        created_at=_when(stored.created_at),
+        updated_at=_when(stored.updated_at),
+    )
 
 
 class HindsightStore(BaseStore):
@@ -213,9 +216,12 @@ class HindsightStore(BaseStore):
             memory_id = current.memory_id  # same text: the memory stays
         elif text:
             receipt = await client.write(
-                text, tags=path_tags(path), source=SOURCE + item_digest(path, op.key),
-                visibility=self.visibility, task_type=self.task_type,
-            )  # fmt: skip
+                text,
+                tags=path_tags(path),
+                source=SOURCE + item_digest(path, op.key),
+                visibility=self.visibility,
+                task_type=self.task_type,
+            )
             memory_id = receipt.id
         now = datetime.now(UTC).timestamp()
         _, old = await items.put(path, op.key, raw, memory_id=memory_id, content_sha=sha, now=now)
@@ -295,9 +301,13 @@ async def _speaks_for(
 
 def _search_item(stored: StoredItem, score: float | None) -> SearchItem:
     return SearchItem(
-        namespace=stored.path, key=stored.key, value=stored.value,
-        created_at=_when(stored.created_at), updated_at=_when(stored.updated_at), score=score,
-    )  # fmt: skip
+        namespace=stored.path,
+        key=stored.key,
+        value=stored.value,
+        created_at=_when(stored.created_at),
+        updated_at=_when(stored.updated_at),
+        score=score,
+    )
 
 
 async def _list_items(items: ItemStore, prefix: ItemPath, op: SearchOp) -> list[SearchItem]:

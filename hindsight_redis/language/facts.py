@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hindsight_redis.core.text import HAN_CLASS, has_han, one_word_swapped
-from hindsight_redis.index.schema import stopword_set
-from hindsight_redis.pipeline.stages.rules import strip_speaker_label
+from hindsight_redis.language.speaker import strip_speaker_label
+from hindsight_redis.language.stopwords import stopword_set
 
 KINDS = ("number", "time", "weekday", "month", "day", "name")
 
@@ -30,8 +30,20 @@ def _words(text: str) -> tuple[str, ...]:
 
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")  # fmt: skip
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 # Latin words and digits may touch Chinese characters ("在GitHub上", "早上7:30"), where
 # \b sees no boundary: the edges of a word or number are spelled out instead.
 _L, _R = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
@@ -56,20 +68,25 @@ _NUMBER_WORDS = {
 # English words that are values: weekdays, months, relative days, times of day, numbers...
 _LEXICON: dict[str, tuple[str, str]] = {
     **{w: ("weekday", d) for d in _WEEKDAYS for w in (d, d + "s")},
-    "tues": ("weekday", "tuesday"), "thur": ("weekday", "thursday"),
+    "tues": ("weekday", "tuesday"),
+    "thur": ("weekday", "thursday"),
     "thurs": ("weekday", "thursday"),
     **{m: ("month", m) for m in _MONTHS if m not in ("may", "march")},
     **{m[:3]: ("month", m) for m in _MONTHS if m not in ("may", "march")},
     "sept": ("month", "september"),
     **{d: ("day", d) for d in ("today", "tomorrow", "yesterday", "tonight")},
-    "noon": ("time", "12:00"), "midday": ("time", "12:00"), "midnight": ("time", "0:00"),
+    "noon": ("time", "12:00"),
+    "midday": ("time", "12:00"),
+    "midnight": ("time", "0:00"),
     **{w: ("number", n) for w, n in _NUMBER_WORDS.items()},
-}  # fmt: skip
+}
 # ... and those that are values only when capitalised ("May 3", not "may"; "Sat", not "sat").
 _CAPITALISED = {
-    "may": ("month", "may"), "march": ("month", "march"), "mar": ("month", "march"),
+    "may": ("month", "may"),
+    "march": ("month", "march"),
+    "mar": ("month", "march"),
     **{d[:3]: ("weekday", d) for d in _WEEKDAYS},
-}  # fmt: skip
+}
 _NEGATORS = frozenset(
     _words(
         "not no never cannot can't don't doesn't didn't isn't aren't wasn't weren't won't "
@@ -99,8 +116,20 @@ _ZH_FUNCTION = frozenset(
 )
 
 # Chinese: numerals, and the kinds of value they mark.
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-              "七": 7, "八": 8, "九": 9}  # fmt: skip
+_ZH_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _ZH_NUM = "零〇一二两三四五六七八九十百千万"
 _ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天1-7])")
 _ZH_MONTH = re.compile(rf"([{_ZH_NUM}]{{1,3}}|\d{{1,2}})月")
@@ -318,7 +347,7 @@ def _name_like(word: str) -> bool:
     frequency): for a name ("Bob", "Lisbon") the capitalised form is the more
     frequent token, for a common word ("Remember", "Deploys") the lower-case one.
     """
-    from hindsight_redis.pipeline.stages.summarize import encoding
+    from hindsight_redis.language.tokens import encoding
 
     enc = encoding()
     capital = enc.encode(" " + word[0].upper() + word[1:])

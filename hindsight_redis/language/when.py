@@ -56,11 +56,36 @@ NUMBER_WORDS = frozenset(_NUMBERS)
 # English words that are month names only when they read as dates ("May I", "march on").
 _AMBIGUOUS = frozenset({"may", "march", "mar"})
 _STRONG_CONTEXT = frozenset(
-    {"in", "since", "during", "until", "early", "late", "mid", "im", "seit", "en", "depuis",
-     "desde", "durante"}
-)  # fmt: skip
-_HAN_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
-               "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
+    {
+        "in",
+        "since",
+        "during",
+        "until",
+        "early",
+        "late",
+        "mid",
+        "im",
+        "seit",
+        "en",
+        "depuis",
+        "desde",
+        "durante",
+    }
+)
+_HAN_DIGITS = {
+    "〇": 0,
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _UNITS = {
     "day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month",
     "months": "month", "year": "year", "years": "year",
@@ -240,8 +265,10 @@ _PATTERNS: tuple[tuple[re.Pattern[str], Reader], ...] = tuple(
         (rf"{_B}(?P<year>\d{{4}})-(?P<month>\d{{1,2}})(?:-(?P<day>\d{{1,2}}))?{_E}", _explicit),
         (rf"{_HAN_YEAR}(?:{_HAN_MONTH}(?:{_HAN_DAY})?)?", _explicit),
         (rf"{_HAN_MONTH}(?:{_HAN_DAY})?", _explicit),
-        (rf"{_B}{_DAY}\s+(?:of\s+|de\s+)?{_ANY_MONTH}\.?,?(?:\s+(?:de\s+)?{_YEAR})?{_E}",
-         _explicit),
+        (
+            rf"{_B}{_DAY}\s+(?:of\s+|de\s+)?{_ANY_MONTH}\.?,?(?:\s+(?:de\s+)?{_YEAR})?{_E}",
+            _explicit,
+        ),
         (rf"{_B}{_ANY_MONTH}\.?\s+{_DAY}(?:,?\s+{_YEAR})?{_E}", _explicit),
         (rf"{_B}{_ANY_MONTH}\.?,?\s+(?:of\s+|de\s+)?{_YEAR}{_E}", _explicit),
         (rf"{_B}(?P<ctx>{_CONTEXT})\s+(?:the\s+)?(?:month\s+of\s+)?{_MONTH}{_E}", _explicit),
@@ -251,7 +278,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], Reader], ...] = tuple(
         (rf"(?:{_B}|(?<={_HAN}))(?P<phrase>{_PHRASE_ALT})(?:{_E}|(?={_HAN}))", _phrase),
         (rf"{_B}{_YEAR}{_E}", _year),
     )
-)  # fmt: skip
+)
 
 _A_YEAR = re.compile(r"(?<!\d)(?:1[89]|2[01])\d{2}(?!\d)")
 

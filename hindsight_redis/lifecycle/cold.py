@@ -27,11 +27,17 @@ from redis.asyncio import Redis
 
 from hindsight_redis.core.codec import pack_fields
 from hindsight_redis.core.documents import detect_language
+from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text
+from hindsight_redis.core.vectors import (
+    LEGACY_DATATYPE,
+    convert_vector,
+    vector_bytes,
+    vectors_from_bytes,
+)
 from hindsight_redis.errors import ExportFileError, InvalidArgument, redis_errors
 from hindsight_redis.index.manager import IndexInfo, MemoryIndex, recorded_index
-from hindsight_redis.index.schema import CONTEXT_FIELD
 from hindsight_redis.lifecycle.coldfile import (
     EXPORT_STATUSES,
     ExportedMemory,
@@ -42,12 +48,6 @@ from hindsight_redis.lifecycle.coldfile import (
 )
 from hindsight_redis.lifecycle.forgetting import memory_ids
 from hindsight_redis.providers.projection import project
-from hindsight_redis.providers.vectors import (
-    LEGACY_DATATYPE,
-    convert_vector,
-    vector_bytes,
-    vectors_from_bytes,
-)
 from hindsight_redis.redis import scripts
 from hindsight_redis.settings import Settings
 
@@ -183,7 +183,7 @@ async def purge_exported(
     redis: Redis, keys: Keys, path: Path, *, progress: Progress | None = None
 ) -> PurgeReport:
     """Delete the archived memories of ``path`` that are unchanged since it was written."""
-    from hindsight_redis.ops.admin import memory_counts
+    from hindsight_redis.index.counts import memory_counts
 
     started = time.monotonic()
     header, memories = _own_export(path, keys)

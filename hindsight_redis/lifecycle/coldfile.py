@@ -21,9 +21,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hindsight_redis.core.fields import CONTEXT_FIELD
+from hindsight_redis.core.vectors import LEGACY_DATATYPE
 from hindsight_redis.errors import ExportFileError
-from hindsight_redis.index.schema import CONTEXT_FIELD
-from hindsight_redis.providers.vectors import LEGACY_DATATYPE
 
 FORMAT = "hindsight-redis-export"
 FORMAT_VERSION = 1

@@ -62,10 +62,17 @@ async def resolve_pairs(
     with redis_errors("resolve the conflict"):
         for other in others:
             reply: Any = await scripts.resolve_pair(
-                redis, first=keys.doc(memory_id), second=keys.doc(other),
-                log=keys.resolutions, first_id=memory_id, second_id=other, keep=keep,
-                now=f"{at:.6f}", by=by, note=note,
-            )  # fmt: skip
+                redis,
+                first=keys.doc(memory_id),
+                second=keys.doc(other),
+                log=keys.resolutions,
+                first_id=memory_id,
+                second_id=other,
+                keep=keep,
+                now=f"{at:.6f}",
+                by=by,
+                note=note,
+            )
             if int(reply[0]) != 1:
                 continue
             kept, archived = as_text(reply[1]), as_text(reply[2])

@@ -38,15 +38,20 @@ from hindsight_redis.errors import (
     SweepBusy,
     redis_errors,
 )
+from hindsight_redis.index.filters import tag_clause
 from hindsight_redis.lifecycle.retention import RetentionPolicy, pick_victims, retention_parts
 from hindsight_redis.redis import scripts
-from hindsight_redis.search.query import tag_clause
 
 log = logging.getLogger(__name__)
 _SCORED_FIELDS = (
-    "access_count", "last_accessed_at", "created_at", "write_score", "protected", "task_type",
+    "access_count",
+    "last_accessed_at",
+    "created_at",
+    "write_score",
+    "protected",
+    "task_type",
     "half_life_days",
-)  # fmt: skip
+)
 
 
 # -- forget -----------------------------------------------------------------------
@@ -224,9 +229,20 @@ async def memory_ids(redis: Redis, keys: Keys, status: str | None, batch: int) -
     try:
         with redis_errors("list the memories"):
             reply = await redis.execute_command(  # type: ignore[no-untyped-call]
-                "FT.AGGREGATE", keys.index_alias, query, "LOAD", "1", "@__key",
-                "WITHCURSOR", "COUNT", str(batch), "MAXIDLE", "300000", "DIALECT", "2",
-            )  # fmt: skip
+                "FT.AGGREGATE",
+                keys.index_alias,
+                query,
+                "LOAD",
+                "1",
+                "@__key",
+                "WITHCURSOR",
+                "COUNT",
+                str(batch),
+                "MAXIDLE",
+                "300000",
+                "DIALECT",
+                "2",
+            )
             while True:
                 rows, cursor = aggregate_page(reply)
                 ids += [as_text(r.get("__key")).removeprefix(keys.doc_prefix) for r in rows]
@@ -398,20 +414,35 @@ async def sweep(
         # Reads not folded into the memories yet count in the scores; they are
         # not folded here (that would re-index each read memory, beside searches).
         plan = await plan_sweep(
-            redis, keys, policy, threshold=threshold, max_active=max_active, batch=batch,
+            redis,
+            keys,
+            policy,
+            threshold=threshold,
+            max_active=max_active,
+            batch=batch,
             pending_hits=await pending_access(redis, keys),
-        )  # fmt: skip
+        )
         report = SweepReport(
-            keys.namespace, dry_run, threshold, max_active, plan.active, plan.protected,
+            keys.namespace,
+            dry_run,
+            threshold,
+            max_active,
+            plan.active,
+            plan.protected,
             len(plan.victims),
-        )  # fmt: skip
+        )
         if not dry_run:
             if lease is not None:
                 await lease.renew()
             report.archived, report.kept_changed, report.interrupted = await apply_sweep(
-                redis, keys, plan, batch=batch, lease=lease, should_stop=should_stop,
+                redis,
+                keys,
+                plan,
+                batch=batch,
+                lease=lease,
+                should_stop=should_stop,
                 redis_share=redis_share,
-            )  # fmt: skip
+            )
     finally:
         if lease is not None:
             with contextlib.suppress(HindsightError):

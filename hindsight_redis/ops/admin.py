@@ -19,22 +19,20 @@ from hindsight_redis.core.models import MemoryRecord
 from hindsight_redis.core.resp import (
     NEVER_DECODE,
     as_text,
-    entries_added,
     search_rows,
-    search_total,
 )
 from hindsight_redis.errors import (
     InvalidArgument,
     PoisonMessage,
     RedisCommandError,
-    SearchModuleMissing,
     redis_errors,
 )
+from hindsight_redis.index.filters import tag_clause
 from hindsight_redis.index.record import recorded_index
-from hindsight_redis.ops.stats import count_command, memory_count_queries, read_queue_states
+from hindsight_redis.ops.stats import read_queue_states
 from hindsight_redis.redis import scripts
 from hindsight_redis.redis.cluster import list_indexes
-from hindsight_redis.search.query import newest_command, refine_pending_filter, tag_clause
+from hindsight_redis.search.query import newest_command
 
 _STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
 
@@ -101,62 +99,6 @@ async def _consumers(redis: Redis, keys: Keys) -> list[dict[str, Any]]:
         ),
         key=lambda c: c["name"],
     )
-
-
-async def refine_pending(redis: Redis, keys: Keys) -> int | None:
-    """Memories whose ``refine`` tag is still ``pending``; None when there is no index."""
-    command = count_command(keys, refine_pending_filter(keys.namespace))
-    try:
-        with redis_errors("count memories waiting for a contextual vector"):
-            reply = await redis.execute_command(*command)  # type: ignore[no-untyped-call]
-    except (RedisCommandError, SearchModuleMissing):
-        return None  # no index yet (or no search module: stats still work)
-    return search_total(reply)
-
-
-async def memory_counts(redis: Redis, keys: Keys) -> dict[str, int] | None:
-    """Stored memories: ``active``, ``archived`` and ``protected`` (of the active ones).
-
-    None when there is no index yet (or no search module).
-    """
-    queries = memory_count_queries(keys)
-    try:
-        with redis_errors("count the memories"):
-            pipe = redis.pipeline(transaction=False)
-            for query in queries.values():
-                pipe.execute_command(*count_command(keys, query))
-            replies = await pipe.execute()
-    except (RedisCommandError, SearchModuleMissing):
-        return None
-    return {name: search_total(reply) for name, reply in zip(queries, replies, strict=True)}
-
-
-async def accepted(redis: Redis, keys: Keys) -> int:
-    """Writes ever appended to the stream (trimming does not lower it); 0 without a stream."""
-    try:
-        with redis_errors("read the stream"):
-            return entries_added(await redis.xinfo_stream(keys.stream))
-    except RedisCommandError:
-        return 0
-
-
-async def backlog(redis: Redis, keys: Keys) -> int:
-    """Accepted writes not yet processed (indexed, merged, dropped or dead-lettered).
-
-    One round trip: the write gate refreshes it while writers wait.
-    """
-    with redis_errors("check the backlog", hint="retry the write"):
-        pipe = redis.pipeline(transaction=False)
-        pipe.xinfo_stream(keys.stream)
-        pipe.hget(keys.stats, "processed")
-        info, processed = await pipe.execute(raise_on_error=False)
-        if isinstance(processed, Exception):
-            raise processed
-        if isinstance(info, Exception):
-            if "no such key" in str(info).lower():
-                return 0  # no stream yet: nothing accepted
-            raise info
-    return max(entries_added(info) - int(processed or 0), 0)
 
 
 # -- dead letters -----------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Prometheus metrics: per-process histograms and per-namespace series read from Redis.
 
 Per process (the default registry): ``hindsight_worker_batch_seconds``
-(observed by workers) and ``hindsight_search_seconds`` (by
-``Searcher.search``). Per namespace, read from Redis at scrape time
+(defined and observed by ``pipeline.consumer``) and ``hindsight_search_seconds``
+(by ``search.searcher``): each room times itself, this module serves what the
+registry holds. Per namespace, read from Redis at scrape time
 (``stats.read_queue_states``) for every namespace of the registry
 (``keys.namespace_registry``) plus the configured one: the counters
 ``hindsight_accepted_total``, ``_processed_total``, ``_indexed_total``,
@@ -28,7 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import REGISTRY, Histogram
+from prometheus_client import REGISTRY
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -41,6 +42,8 @@ from prometheus_client.registry import Collector
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.ops.stats import QueueState, read_queue_states
+from hindsight_redis.pipeline.consumer import BATCH_SECONDS
+from hindsight_redis.search.searcher import SEARCH_SECONDS
 from hindsight_redis.settings import Settings
 
 if TYPE_CHECKING:
@@ -52,29 +55,9 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-BATCH_SECONDS = Histogram(
-    "hindsight_worker_batch_seconds",
-    "Time a worker spent on one batch (stages and commit).",
-    ["namespace"],
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
-)
-SEARCH_SECONDS = Histogram(
-    "hindsight_search_seconds",
-    "Time of one successful search through the public API.",
-    ["namespace", "mode"],
-    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
-)
-
-
-def observe_batch(namespace: str, seconds: float) -> None:
-    """Record one worker batch of ``namespace`` that took ``seconds``."""
-    BATCH_SECONDS.labels(namespace=namespace).observe(seconds)
-
-
-def observe_search(namespace: str, mode: str, seconds: float) -> None:
-    """Record one search of ``namespace`` in ``mode`` that took ``seconds``."""
-    SEARCH_SECONDS.labels(namespace=namespace, mode=mode).observe(seconds)
-
+PROCESS_SERIES = (BATCH_SECONDS, SEARCH_SECONDS)
+"""The histograms of this process (in the default registry), served beside the
+namespaces' series whichever rooms the process imported."""
 
 # -- the series read from Redis -------------------------------------------------------
 

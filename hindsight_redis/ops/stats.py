@@ -15,14 +15,12 @@ from typing import Any
 from redis.asyncio import Redis
 
 from hindsight_redis.core.keys import Keys
-from hindsight_redis.core.resp import as_text, entries_added, entry_ms, search_total
+from hindsight_redis.core.resp import as_text, entries_added, entry_ms
 from hindsight_redis.errors import (
-    RedisCommandError,
-    SearchModuleMissing,
-    map_redis_error,
     redis_errors,
 )
-from hindsight_redis.search.query import refine_pending_filter, tag_clause
+from hindsight_redis.index.counts import count_command, memory_count_queries, search_count
+from hindsight_redis.index.filters import refine_pending_filter
 
 # Namespaces per pipeline: 8 commands each in the first round trip.
 _NAMESPACES_PER_PIPELINE = 250
@@ -71,35 +69,6 @@ class QueueState:
     def lag_s(self, now: float) -> float:
         """Age at ``now`` (unix seconds) of the oldest unprocessed entry; 0 when there is none."""
         return 0.0 if self.oldest_ms is None else max(now - self.oldest_ms / 1000, 0.0)
-
-
-def memory_count_queries(keys: Keys) -> dict[str, str]:
-    """The ``FT.SEARCH`` queries counting a namespace's memories, by ``QueueState.memories`` key."""
-    namespace = tag_clause("namespace", keys.namespace)
-    active, archived = tag_clause("status", "active"), tag_clause("status", "archived")
-    return {
-        "active": f"{namespace} {active}",
-        "archived": f"{namespace} {archived}",
-        "protected": f"{namespace} {active} {tag_clause('protected', '1')}",
-    }
-
-
-def count_command(keys: Keys, query: str) -> tuple[str, ...]:
-    """``FT.SEARCH`` returning only the number of memories matching ``query``."""
-    return ("FT.SEARCH", keys.index_alias, query, "LIMIT", "0", "0", "DIALECT", "2")
-
-
-def search_count(reply: Any) -> int | None:
-    """The total of a ``count_command`` reply; None when it failed for want of an index.
-
-    (No index yet, or no search module: stats still work.)
-    """
-    if isinstance(reply, Exception):
-        mapped = map_redis_error(reply, "count the memories")
-        if isinstance(mapped, RedisCommandError | SearchModuleMissing):
-            return None
-        raise reply
-    return search_total(reply)
 
 
 async def read_queue_states(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:

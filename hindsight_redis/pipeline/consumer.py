@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from prometheus_client import Histogram
 from redis.asyncio.client import Pipeline
 
 from hindsight_redis.core.codec import decode_event
@@ -34,7 +35,6 @@ from hindsight_redis.errors import (
     RedisUnavailable,
     redis_errors,
 )
-from hindsight_redis.ops.metrics import observe_batch
 from hindsight_redis.pipeline.assembly import BuiltPipeline, SharedParts, build_pipeline
 from hindsight_redis.pipeline.commit import Committer
 from hindsight_redis.pipeline.maintenance import PeriodicSweep, trim_acknowledged
@@ -49,6 +49,19 @@ T = TypeVar("T")
 
 FOLD_WHILE_BUSY_S = 60.0
 """How long access counts may wait to be folded while writes keep coming."""
+
+
+BATCH_SECONDS = Histogram(
+    "hindsight_worker_batch_seconds",
+    "Time a worker spent on one batch (stages and commit).",
+    ["namespace"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+
+
+def observe_batch(namespace: str, seconds: float) -> None:
+    """Record one worker batch of ``namespace`` that took ``seconds``."""
+    BATCH_SECONDS.labels(namespace=namespace).observe(seconds)
 
 
 @dataclass(slots=True)
@@ -229,9 +242,12 @@ class NamespaceConsumer:
         """Reclaimed entries (``reclaimed``), taken to run now: ``XCLAIM`` counts the
         delivery and returns their fields (an entry deleted meanwhile is left out)."""
         claimed: Any = await self.redis.xclaim(
-            self.keys.stream, self.keys.group, self.name, min_idle_time=0,
+            self.keys.stream,
+            self.keys.group,
+            self.name,
+            min_idle_time=0,
             message_ids=list(entry_ids),
-        )  # fmt: skip
+        )
         return [(as_text(i), f) for i, f in claimed if f is not None]
 
     async def prepare(self, entries: list[Entry], generation: object) -> list[Candidate] | None:

@@ -110,9 +110,12 @@ class PeriodicSweep:
         if report.archived or report.kept_changed:
             log.info(
                 "sweep of %s: archived %d of %d active (%d changed meanwhile) in %.1fs",
-                self._keys.namespace, report.archived, report.active_before,
-                report.kept_changed, report.elapsed_s,
-            )  # fmt: skip
+                self._keys.namespace,
+                report.archived,
+                report.active_before,
+                report.kept_changed,
+                report.elapsed_s,
+            )
 
     async def stop(self, timeout_s: float = 30.0) -> None:
         """Ask a running sweep to stop after its step, and wait for it."""

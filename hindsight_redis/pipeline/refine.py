@@ -25,15 +25,16 @@ from typing import NamedTuple
 import redis.asyncio as aioredis
 
 from hindsight_redis.core.context import contextual_text
+from hindsight_redis.core.fields import CONTEXT_FIELD, TEXT_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import NEVER_DECODE, as_text, search_rows
+from hindsight_redis.core.vectors import LEGACY_DATATYPE, Vectors, vector_bytes
 from hindsight_redis.errors import EmbeddingMismatch, redis_errors
+from hindsight_redis.index.filters import refine_pending_filter
 from hindsight_redis.index.record import IndexInfo, recorded_index
-from hindsight_redis.index.schema import CONTEXT_FIELD, TEXT_FIELD
 from hindsight_redis.providers.projection import project
-from hindsight_redis.providers.vectors import LEGACY_DATATYPE, Embedder, Vectors, vector_bytes
+from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.redis import scripts
-from hindsight_redis.search.query import refine_pending_filter
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +97,20 @@ class Refiner:
         query = refine_pending_filter(self.keys.namespace)
         with redis_errors("find memories to refine"):
             reply = await self.redis.execute_command(  # type: ignore[no-untyped-call]
-                "FT.SEARCH", self.keys.index_alias, query, "RETURN", "2", TEXT_FIELD, _CONTEXT,
-                "LIMIT", "0", str(limit), "DIALECT", "2", **NEVER_DECODE,
-            )  # fmt: skip
+                "FT.SEARCH",
+                self.keys.index_alias,
+                query,
+                "RETURN",
+                "2",
+                TEXT_FIELD,
+                _CONTEXT,
+                "LIMIT",
+                "0",
+                str(limit),
+                "DIALECT",
+                "2",
+                **NEVER_DECODE,
+            )
         return [
             Pending(r.key, as_text(r.fields.get(TEXT_FIELD)), as_text(r.fields.get(_CONTEXT)))
             for r in search_rows(reply)

@@ -70,17 +70,23 @@ def fuse(folded: Path, target: Path, *, num_heads: int) -> None:
 
     def matmul(x: str, weight: np.ndarray, out: str, node: str | None = None) -> Any:
         """``out = x @ weight`` (the node named ``node``, else ``out``: quantiser exclusions)."""
-        return helper.make_node("MatMul", [x, const(f"{out}_weight", weight)], [out],
-                                name=node or out)  # fmt: skip
+        return helper.make_node(
+            "MatMul", [x, const(f"{out}_weight", weight)], [out], name=node or out
+        )
 
     def skip_norm(x: str, skip: str, layer: int, which: str, bias: np.ndarray, out: str) -> Any:
         """``out = LayerNorm(x + bias + skip)`` with ``layer``'s norm ``which``."""
         prefix = _layer_prefix(weights, layer) + which + ".LayerNorm."
-        inputs = [x, skip, const(f"{out}_norm_weight", weights[prefix + "weight"]),
-                  const(f"{out}_norm_bias", weights[prefix + "bias"]),
-                  const(f"{out}_bias", bias)]  # fmt: skip
-        return helper.make_node("SkipLayerNormalization", inputs, [out], domain=_MS,
-                                epsilon=_EPSILON)  # fmt: skip
+        inputs = [
+            x,
+            skip,
+            const(f"{out}_norm_weight", weights[prefix + "weight"]),
+            const(f"{out}_norm_bias", weights[prefix + "bias"]),
+            const(f"{out}_bias", bias),
+        ]
+        return helper.make_node(
+            "SkipLayerNormalization", inputs, [out], domain=_MS, epsilon=_EPSILON
+        )
 
     nodes = [
         helper.make_node("Cast", [name], [f"{name}_int32"], to=TensorProto.INT32)

@@ -24,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from hindsight_redis.core.vectors import Vectors
 from hindsight_redis.errors import EmbeddingError
 from hindsight_redis.providers.query_graph import query_graph
-from hindsight_redis.providers.vectors import Vectors, mean_pooled, normalize_rows, text_list
+from hindsight_redis.providers.vectors import mean_pooled, normalize_rows, text_list
 
 logger = logging.getLogger(__name__)
 

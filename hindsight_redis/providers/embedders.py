@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from hindsight_redis.core.vectors import Vectors
 from hindsight_redis.errors import ConfigError, EmbeddingError
 from hindsight_redis.providers.litellm_embedder import LiteLLMEmbedder
 from hindsight_redis.providers.vectors import (
     Embedder,
     EmbedFn,
     LearnsDims,
-    Vectors,
     normalize_rows,
     text_list,
 )

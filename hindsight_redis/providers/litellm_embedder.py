@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 from pydantic import SecretStr
 
+from hindsight_redis.core.vectors import Vectors
 from hindsight_redis.errors import ConfigError, EmbeddingError
 from hindsight_redis.providers.retries import is_retryable
-from hindsight_redis.providers.vectors import EmbedFn, Vectors, normalize_rows, text_list
+from hindsight_redis.providers.vectors import EmbedFn, normalize_rows, text_list
 
 logger = logging.getLogger(__name__)
 

@@ -24,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+from hindsight_redis.core.vectors import Vectors
 from hindsight_redis.providers.contextual import MODEL_ID as BASIS_MODEL
-from hindsight_redis.providers.vectors import Vectors, normalize_rows
+from hindsight_redis.providers.vectors import normalize_rows
 
 BASIS_PATH = Path(__file__).resolve().parent / "minilm" / "pca_basis.npy"
 _NAME = re.compile(r"pca([1-9][0-9]*)")

@@ -120,8 +120,9 @@ def build(model_path: Path, target: Path) -> None:
             _quantize(fused, quantized, excluded)
             _check_close(model_path, quantized)
         except Exception as e:  # a graph of another shape: the exported ops, quantised
-            logger.warning("query graph: the fused graph is not usable (%s); quantising the "
-                           "exported graph", e)  # fmt: skip
+            logger.warning(
+                "query graph: the fused graph is not usable (%s); quantising the exported graph", e
+            )
             _quantize(folded, quantized, _feed_forward_outputs(folded)[:_FLOAT_FEED_FORWARD_LAYERS])
         os.replace(quantized, target)
     logger.info("built the int8 query graph of %s in %s", model_path.name, target)
@@ -136,11 +137,14 @@ def _quantize(source: Path, target: Path, float_products: list[str]) -> None:
     logging.getLogger().addFilter(advice)  # quantize_dynamic logs on the root logger
     try:
         quantize_dynamic(
-            source, target, weight_type=QuantType.QInt8, per_channel=True,
+            source,
+            target,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
             nodes_to_exclude=float_products,
             # the fused operators' outputs have no inferred type: they are float32
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        )  # fmt: skip
+        )
     finally:
         logging.getLogger().removeFilter(advice)
 
@@ -186,9 +190,10 @@ def _feed_forward_outputs(model_path: Path) -> list[str]:
     return [
         node.name
         for node in graph.node
-        if node.op_type == "MatMul" and len(widths.get(node.input[1], ())) == 2
+        if node.op_type == "MatMul"
+        and len(widths.get(node.input[1], ())) == 2
         and widths[node.input[1]][0] > widths[node.input[1]][1]
-    ]  # fmt: skip
+    ]
 
 
 class _DropAdvice(logging.Filter):

@@ -52,12 +52,27 @@ ROUTE_KEY = "hindsight_route_key"
 # FT.* commands routed by their index name: the argument after the command (after
 # the subcommand for FT.CURSOR READ|DEL), where COMMAND INFO puts their key too.
 _BY_INDEX = frozenset(
-    f"FT.{name}" for name in (
-        "AGGREGATE", "ALIASADD", "ALIASDEL", "ALIASUPDATE", "ALTER", "CREATE", "CURSOR",
-        "DROPINDEX", "EXPLAIN", "EXPLAINCLI", "INFO", "PROFILE", "SEARCH", "SPELLCHECK",
-        "SYNDUMP", "SYNUPDATE", "TAGVALS",
+    f"FT.{name}"
+    for name in (
+        "AGGREGATE",
+        "ALIASADD",
+        "ALIASDEL",
+        "ALIASUPDATE",
+        "ALTER",
+        "CREATE",
+        "CURSOR",
+        "DROPINDEX",
+        "EXPLAIN",
+        "EXPLAINCLI",
+        "INFO",
+        "PROFILE",
+        "SEARCH",
+        "SPELLCHECK",
+        "SYNDUMP",
+        "SYNUPDATE",
+        "TAGVALS",
     )
-)  # fmt: skip
+)
 _FIRST_PAUSE_S = 0.05
 _MAX_PAUSE_S = 1.0
 

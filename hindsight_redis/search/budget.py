@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from hindsight_redis.core.models import SearchHit
 from hindsight_redis.errors import InvalidQuery, shown
-from hindsight_redis.pipeline.stages.summarize import count_tokens
+from hindsight_redis.language.tokens import count_tokens
 
 
 def check_max_tokens(max_tokens: object) -> int | None:

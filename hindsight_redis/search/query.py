@@ -18,17 +18,16 @@ by the server (``parse_explain``) before building.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from hindsight_redis.core.documents import SCOPE_FIELDS
+from hindsight_redis.core.fields import TEXT_FIELD
 from hindsight_redis.core.models import SearchFilters, finite_number
-from hindsight_redis.core.resp import as_text
 from hindsight_redis.core.text import HAN_CLASS, han_runs, is_han_word, text_problem
 from hindsight_redis.errors import InvalidQuery, shown
-from hindsight_redis.index.schema import TEXT_FIELD, stopword_set
+from hindsight_redis.language.stopwords import stopword_set
 
 MODES = ("hybrid", "vector", "keyword")
 MAX_QUERY_CHARS = 8_000
@@ -46,24 +45,6 @@ _MAX_TERMS = 64
 # Weight of the keyword leg's union clause (stem-aware, partially scored under
 # a filter) beside the exact optional terms; 0.5 was best on LoCoMo dev.
 UNION_WEIGHT = 0.5
-
-
-def escape_tag(value: str) -> str:
-    """A tag value safe inside ``@field:{...}``: every non-word character escaped."""
-    if not value:
-        raise InvalidQuery("tag values must not be empty")
-    return "".join(ch if ch.isalnum() or ch == "_" else "\\" + ch for ch in value)
-
-
-def tag_clause(field: str, value: str) -> str:
-    """``@field:{value}`` with the value escaped (exact match of one tag)."""
-    return f"@{field}:{{{escape_tag(value)}}}"
-
-
-def _number(value: float) -> str:
-    if not math.isfinite(value):
-        raise InvalidQuery("time bounds must be finite numbers")
-    return repr(float(value))
 
 
 def check_search(query: object, top_k: object, mode: object) -> str:
@@ -156,46 +137,6 @@ def search_filters(
         occurred_since=first,
         occurred_until=last,
     )
-
-
-def refine_pending_filter(namespace: str) -> str:
-    """Memories of ``namespace`` still waiting for their contextual vector."""
-    return f"{tag_clause('namespace', namespace)} {tag_clause('refine', 'pending')}"
-
-
-def build_filter(namespace: str, filters: SearchFilters) -> str:
-    """The RediSearch filter expression (DIALECT 2) for a search.
-
-    Always restricts to the namespace; to ``status`` active unless
-    ``include_archived``; to shared memories and the ``viewer``'s own
-    (private ones included). ``agent_id`` keeps those written by that agent;
-    it never widens what the viewer sees. All given ``tags`` must be present.
-    """
-    parts = [tag_clause("namespace", namespace)]
-    if not filters.include_archived:
-        parts.append(tag_clause("status", "active"))
-    if filters.viewer:
-        shared = tag_clause("visibility", "shared")
-        parts.append(f"({shared} | {tag_clause('agent_id', filters.viewer)})")
-    else:
-        parts.append(tag_clause("visibility", "shared"))
-    if filters.agent_id:
-        parts.append(tag_clause("agent_id", filters.agent_id))
-    if filters.session_id:
-        parts.append(tag_clause("session_id", filters.session_id))
-    if filters.task_type:
-        parts.append(tag_clause("task_type", filters.task_type))
-    for tag in filters.tags or ():
-        parts.append(tag_clause("tags", tag))
-    if filters.since is not None or filters.until is not None:
-        low = "-inf" if filters.since is None else _number(filters.since)
-        high = "+inf" if filters.until is None else _number(filters.until)
-        parts.append(f"@created_at:[{low} {high}]")
-    if filters.occurred_since is not None or filters.occurred_until is not None:
-        low = "-inf" if filters.occurred_since is None else _number(filters.occurred_since)
-        high = "+inf" if filters.occurred_until is None else _number(filters.occurred_until)
-        parts.append(f"@occurred_at:[{low} {high}]")
-    return " ".join(parts)
 
 
 def parse_explain(lines: Iterable[str | bytes]) -> list[str]:
@@ -310,26 +251,6 @@ def is_selective(filters: SearchFilters) -> bool:
     )
 
 
-def visible(fields: Mapping[str, Any], namespace: str, filters: SearchFilters) -> bool:
-    """The default filters of ``build_filter``, checked on a row's ``SCOPE_FIELDS``.
-
-    Searches post-filter these (they match nearly every memory, and as a
-    pre-filter they cost more than they save).
-    """
-    if as_text(fields.get("namespace")) != namespace:
-        return False
-    if not filters.include_archived and as_text(fields.get("status")) != "active":
-        return False
-    return readable_by(fields, filters.viewer)
-
-
-def readable_by(fields: Mapping[str, Any], viewer: str) -> bool:
-    """Whether ``viewer`` may see a memory: shared, or its own (``visibility``, ``agent_id``)."""
-    if as_text(fields.get("visibility")) in ("shared", ""):
-        return True
-    return bool(viewer) and as_text(fields.get("agent_id")) == viewer
-
-
 def knn_command(
     index: str,
     field: str,
@@ -347,26 +268,67 @@ def knn_command(
     knn = f"{scope}=>[KNN $K @{field} $BLOB EF_RUNTIME $EF AS {DISTANCE}]"
     fields = [*SCOPE_FIELDS, *also, DISTANCE]
     return [
-        "FT.SEARCH", index, knn,
-        "PARAMS", "6", "K", str(k), "BLOB", vector, "EF", str(max(ef_runtime, k)),
-        "SORTBY", DISTANCE, "ASC", "LIMIT", "0", str(k),
-        "RETURN", str(len(fields)), *fields,
-        "DIALECT", "2",
-    ]  # fmt: skip
+        "FT.SEARCH",
+        index,
+        knn,
+        "PARAMS",
+        "6",
+        "K",
+        str(k),
+        "BLOB",
+        vector,
+        "EF",
+        str(max(ef_runtime, k)),
+        "SORTBY",
+        DISTANCE,
+        "ASC",
+        "LIMIT",
+        "0",
+        str(k),
+        "RETURN",
+        str(len(fields)),
+        *fields,
+        "DIALECT",
+        "2",
+    ]
 
 
 def newest_command(index: str, query: str, limit: int, fields: Sequence[str]) -> list[Any]:
     """``FT.SEARCH`` of the ``limit`` newest memories (``created_at``) matching ``query``."""
     return [
-        "FT.SEARCH", index, query, "SORTBY", "created_at", "DESC",
-        "LIMIT", "0", str(limit), "RETURN", str(len(fields)), *fields, "DIALECT", "2",
-    ]  # fmt: skip
+        "FT.SEARCH",
+        index,
+        query,
+        "SORTBY",
+        "created_at",
+        "DESC",
+        "LIMIT",
+        "0",
+        str(limit),
+        "RETURN",
+        str(len(fields)),
+        *fields,
+        "DIALECT",
+        "2",
+    ]
 
 
 def keyword_command(index: str, query: str, k: int, also: Sequence[str] = ()) -> list[Any]:
     """``FT.SEARCH`` of the ``k`` best BM25 matches of ``query`` (``keyword_query``)."""
     fields = [*SCOPE_FIELDS, *also]
     return [
-        "FT.SEARCH", index, query, "SCORER", SCORER, "WITHSCORES",
-        "LIMIT", "0", str(k), "RETURN", str(len(fields)), *fields, "DIALECT", "2",
-    ]  # fmt: skip
+        "FT.SEARCH",
+        index,
+        query,
+        "SCORER",
+        SCORER,
+        "WITHSCORES",
+        "LIMIT",
+        "0",
+        str(k),
+        "RETURN",
+        str(len(fields)),
+        *fields,
+        "DIALECT",
+        "2",
+    ]

@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from hindsight_redis.providers.vectors import datatype_of, vectors_from_bytes
+from hindsight_redis.core.vectors import datatype_of, vectors_from_bytes
 
 Fusion = Literal["linear", "rrf"]
 Mode = Literal["hybrid", "vector", "keyword"]

@@ -24,37 +24,38 @@ from dataclasses import field as dataclass_field
 from typing import Any
 
 import numpy as np
+from prometheus_client import Histogram
 from redis.asyncio import Redis
 
 from hindsight_redis.core.documents import HIT_ONLY_FIELDS as _HIT_ONLY
 from hindsight_redis.core.documents import hit_from_fields
+from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.models import SearchFilters, SearchHit
 from hindsight_redis.core.resp import NEVER_DECODE, SearchRow, as_text, search_rows
 from hindsight_redis.core.text import han_runs
+from hindsight_redis.core.vectors import vector_bytes
 from hindsight_redis.errors import (
     EmbeddingMismatch,
     RedisCommandError,
     map_redis_error,
     redis_errors,
 )
+from hindsight_redis.index.filters import build_filter, visible
 from hindsight_redis.index.gc import ensure_search_gc
 from hindsight_redis.index.manager import IndexInfo, MemoryIndex, mismatch_message
-from hindsight_redis.index.schema import CONTEXT_FIELD
 from hindsight_redis.lifecycle.access import HitCounter
 from hindsight_redis.lifecycle.review import prefer_newer
-from hindsight_redis.ops.metrics import observe_search
 from hindsight_redis.providers.embedders import (
     CachedEmbedder,
     contextual_from_settings,
     embedder_from_settings,
 )
 from hindsight_redis.providers.projection import project
-from hindsight_redis.providers.vectors import Embedder, vector_bytes
+from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.search import time_boost, time_search
 from hindsight_redis.search.query import (
     DISTANCE,
-    build_filter,
     check_search,
     is_selective,
     keyword_command,
@@ -62,7 +63,6 @@ from hindsight_redis.search.query import (
     keyword_terms,
     knn_command,
     parse_explain,
-    visible,
 )
 from hindsight_redis.search.ranking import Blend, Fusion, LegScores, Mode, Ranked, fuse
 from hindsight_redis.search.term_stats import TermStats
@@ -74,6 +74,19 @@ logger = logging.getLogger(__name__)
 CONTEXT_DEPTH = 20
 # Han runs of a query segmented by the server; later runs are used whole.
 _SEGMENTED_RUNS = 64
+
+
+SEARCH_SECONDS = Histogram(
+    "hindsight_search_seconds",
+    "Time of one successful search through the public API.",
+    ["namespace", "mode"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+)
+
+
+def observe_search(namespace: str, mode: str, seconds: float) -> None:
+    """Record one search of ``namespace`` in ``mode`` that took ``seconds``."""
+    SEARCH_SECONDS.labels(namespace=namespace, mode=mode).observe(seconds)
 
 
 @dataclass(slots=True)
@@ -211,7 +224,9 @@ class Searcher:
                 if plan.context_task is not None and not plan.context_task.done():
                     plan.context_task.cancel()
             hits = time_boost.boost(self._hits(ranked, legs), when, top_k)
-            hits = await time_search.lead_in(self, hits, when, filters)  # the turns telling when
+            hits = await time_search.lead_in(
+                self.redis, self.keys, self.info.alias, hits, when, filters
+            )  # the turns telling when
         if record_access:
             self.hit_counter.count(hit.id for hit in hits)  # in the background
         self.term_stats.learn_later(self.redis, self.info.alias, plan.terms)
@@ -284,10 +299,17 @@ class Searcher:
             if plan.query_vector is not None:
                 vector = vector_bytes(plan.query_vector, info.datatype)
                 pipe.execute_command(
-                    *knn_command(info.alias, info.vector_field, filter_expr, vector, plan.depth,
-                                 self.settings.hnsw_ef_runtime, also=ctx),
+                    *knn_command(
+                        info.alias,
+                        info.vector_field,
+                        filter_expr,
+                        vector,
+                        plan.depth,
+                        self.settings.hnsw_ef_runtime,
+                        also=ctx,
+                    ),
                     **NEVER_DECODE,
-                )  # fmt: skip
+                )
             if kw_query is not None:
                 also = (info.vector_field, *ctx) if plan.query_vector is not None else _HIT_ONLY
                 command = keyword_command(info.alias, kw_query, plan.depth, also)
@@ -322,12 +344,17 @@ class Searcher:
         info = self.info
         try:
             reply = await self.redis.execute_command(  # type: ignore[no-untyped-call]
-                *knn_command(info.alias, CONTEXT_FIELD, filter_expr,
-                             vector_bytes(context, info.context_datatype),
-                             min(plan.depth, CONTEXT_DEPTH), self.settings.hnsw_ef_runtime,
-                             also=(*_HIT_ONLY, info.vector_field)),
+                *knn_command(
+                    info.alias,
+                    CONTEXT_FIELD,
+                    filter_expr,
+                    vector_bytes(context, info.context_datatype),
+                    min(plan.depth, CONTEXT_DEPTH),
+                    self.settings.hnsw_ef_runtime,
+                    also=(*_HIT_ONLY, info.vector_field),
+                ),
                 **NEVER_DECODE,
-            )  # fmt: skip
+            )
         except Exception as e:  # mapped; a refusal: the alias moved to an index without the field
             self._raise_leg_error(e, contextual=True)
         return search_rows(reply)

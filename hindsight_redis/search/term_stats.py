@@ -30,8 +30,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from hindsight_redis.core.fields import TEXT_FIELD
 from hindsight_redis.core.resp import reply_map, search_total
-from hindsight_redis.index.schema import TEXT_FIELD
 
 logger = logging.getLogger(__name__)
 
@@ -145,9 +145,15 @@ class TermStats:
             async with redis.pipeline(transaction=False) as pipe:
                 for term in terms:
                     pipe.execute_command(
-                        "FT.SEARCH", index, f"@{TEXT_FIELD}:({term})", "LIMIT", "0", "0",
-                        "DIALECT", "2",
-                    )  # fmt: skip
+                        "FT.SEARCH",
+                        index,
+                        f"@{TEXT_FIELD}:({term})",
+                        "LIMIT",
+                        "0",
+                        "0",
+                        "DIALECT",
+                        "2",
+                    )
                 if size:
                     pipe.execute_command("FT.INFO", index)
                 replies: list[Any] = await pipe.execute(raise_on_error=False)

@@ -18,18 +18,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
+
+from redis.asyncio import Redis
 
 from hindsight_redis.core.documents import HIT_ONLY_FIELDS, SCOPE_FIELDS, hit_from_fields
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.models import SearchFilters, SearchHit
 from hindsight_redis.core.resp import NEVER_DECODE, SearchRow, as_text, search_rows
+from hindsight_redis.index.filters import build_filter, visible
 from hindsight_redis.language.answer_type import tells_time
-from hindsight_redis.search.query import build_filter, newest_command, visible
+from hindsight_redis.search.query import newest_command
 from hindsight_redis.search.time_boost import TimeQuery, candidate_window
-
-if TYPE_CHECKING:
-    from hindsight_redis.search.searcher import Searcher
 
 LEAD_IN = 2
 """How many memories written just before the best hit of a query asking for a time
@@ -67,7 +67,12 @@ def _union(first: Sequence[SearchRow], second: Sequence[SearchRow]) -> list[Sear
 
 
 async def lead_in(
-    searcher: Searcher, hits: list[SearchHit], query: TimeQuery, filters: SearchFilters
+    redis: Redis,
+    keys: Keys,
+    index: str,
+    hits: list[SearchHit],
+    query: TimeQuery,
+    filters: SearchFilters,
 ) -> list[SearchHit]:
     """``hits`` with, right after the first, the memories written just before it in its
     session at its ``occurred_at`` (without one: in the ``UNDATED_WINDOW_S`` before it)
@@ -78,7 +83,6 @@ async def lead_in(
     best = hits[0]
     if not best.session_id or best.created_at <= 0:
         return hits
-    redis, keys = searcher.redis, searcher.keys
     # the legs return created_at rounded (12 digits: 10 ms); the hash has it exact
     exact = as_text(await redis.hget(keys.doc(best.id), "created_at")) or repr(best.created_at)
     scope = dataclasses.replace(filters, session_id=best.session_id)
@@ -87,7 +91,7 @@ async def lead_in(
     if best.occurred_at is not None:  # the same moment (the legs round it too)
         expr += f" @occurred_at:[{best.occurred_at - 1.0!r} {best.occurred_at + 1.0!r}]"
     reply: Any = await redis.execute_command(  # type: ignore[no-untyped-call]
-        *newest_command(searcher.info.alias, expr, LEAD_IN, _ROW_FIELDS), **NEVER_DECODE
+        *newest_command(index, expr, LEAD_IN, _ROW_FIELDS), **NEVER_DECODE
     )
     found = {h.id: h for h in hits}
     lead = []

@@ -21,13 +21,9 @@ from starlette.routing import Route
 
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.ops.metrics import metrics_app
-from hindsight_redis.service.mcp import (
-    PRINCIPAL_STATE,
-    ToolClients,
-    background_workers,
-    build_server,
-)
+from hindsight_redis.service.mcp import PRINCIPAL_STATE, ToolClients, build_server
 from hindsight_redis.service.tokens import any_tokens, verify_token
+from hindsight_redis.service.workers import background_workers
 from hindsight_redis.settings import Settings, is_loopback
 
 log = logging.getLogger(__name__)

@@ -8,18 +8,18 @@ Each call acts as a ``Principal``: over HTTP the one of the request's bearer
 token (``http_service`` checks it), otherwise the settings' namespace and
 ``agent_id``. A tool argument can narrow a search, never widen who the
 caller is or what it may see; only an admin token may record another agent
-as a memory's writer. ``serve`` also runs an in-process worker unless told
-not to, so a lone ``hindsight-redis mcp`` indexes what it is given.
+as a memory's writer. ``serve_stdio`` also runs an in-process worker unless
+told not to, so a lone ``hindsight-redis mcp`` indexes what it is given;
+``service.run`` picks the transport.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
@@ -30,10 +30,8 @@ from hindsight_redis.client.async_client import AsyncMemoryClient
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.service.tokens import Principal, Scope
 from hindsight_redis.service.tools import TOOLS, ToolSpec
+from hindsight_redis.service.workers import background_workers
 from hindsight_redis.settings import Settings
-
-if TYPE_CHECKING:
-    from hindsight_redis.pipeline.worker import Worker
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -171,46 +169,6 @@ def _tool_function(spec: ToolSpec, memory: ToolClients) -> Callable[..., Awaitab
     return tool
 
 
-@contextlib.asynccontextmanager
-async def background_workers(
-    settings: Settings, count: int, *, all_namespaces: bool = False
-) -> AsyncIterator[None]:
-    """``count`` in-process workers for the life of the block (0: none).
-
-    A worker that fails is logged and started again after a pause; the server
-    keeps answering meanwhile (writes are accepted, and indexed once it is back).
-    """
-    workers = [_in_process_worker(settings, all_namespaces) for _ in range(count)]
-
-    async def supervise(worker: Worker) -> None:
-        while True:
-            try:
-                await worker.run_async()
-                return
-            except HindsightError as e:
-                log.warning("in-process worker stopped (%s); restarting in 2 s", e)
-                await asyncio.sleep(2.0)
-
-    tasks = [asyncio.create_task(supervise(w), name="hindsight-worker") for w in workers]
-    try:
-        yield
-    finally:
-        for worker in workers:
-            worker.stop()
-        for task in tasks:
-            try:
-                await asyncio.wait_for(task, timeout=10.0)
-            except (TimeoutError, asyncio.CancelledError, HindsightError):
-                task.cancel()
-
-
-def _in_process_worker(settings: Settings, all_namespaces: bool) -> Worker:
-    """A worker of the settings' namespace, or of every namespace (HTTP: tokens choose it)."""
-    from hindsight_redis.pipeline.worker import Worker
-
-    return Worker(settings, namespaces="*" if all_namespaces else None)
-
-
 async def serve_stdio(settings: Settings, *, workers: int = 1) -> None:
     """Serve over stdio until the client closes the pipe; identity from ``settings``."""
     server, memory = build_server(settings)
@@ -219,20 +177,3 @@ async def serve_stdio(settings: Settings, *, workers: int = 1) -> None:
             await server.run_stdio_async()
     finally:
         await memory.aclose()
-
-
-def run_server(
-    settings: Settings,
-    transport: Literal["stdio", "http"],
-    host: str,
-    port: int,
-    *,
-    workers: int = 1,
-) -> None:
-    """Serve until interrupted (stdio: until the client closes the pipe)."""
-    if transport == "stdio":
-        asyncio.run(serve_stdio(settings, workers=workers))
-    else:
-        from hindsight_redis.service.http import serve_http
-
-        asyncio.run(serve_http(settings, host=host, port=port, workers=workers))

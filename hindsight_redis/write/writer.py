@@ -34,10 +34,10 @@ from hindsight_redis.errors import (
     map_redis_error,
     redis_errors,
 )
-from hindsight_redis.ops.admin import backlog
 from hindsight_redis.redis import lua, scripts
 from hindsight_redis.redis.cluster import on_shard_of, refresh_topology, replicas_of, replicated
 from hindsight_redis.settings import Settings
+from hindsight_redis.write.backlog import backlog
 
 _BLOCK_POLL_S = 0.05
 _GATE_TTL_S = 0.05

@@ -248,10 +248,18 @@ def bare_redis(tmp_path: Path, *extra: str) -> Iterator[str]:
     """A redis-server started by hand (no modules unless ``extra`` loads them); its URL."""
     port = free_port()
     proc = subprocess.Popen(
-        [str(find_binaries().server), "--port", str(port), "--save", "", "--dir", str(tmp_path),
-         *extra],
+        [
+            str(find_binaries().server),
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--dir",
+            str(tmp_path),
+            *extra,
+        ],
         stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     try:
         client = redis_sync.Redis(port=port)
         deadline = time.monotonic() + 10

@@ -35,14 +35,47 @@ PROPERTY = hsettings(
 
 WORDS = ["billing", "service", "deploy", "ERR_CONN_RESET", "eu-west-1", "alice", "账单", "Tuesday"]
 SYNTAX = [
-    "@tag:{x} | *", "-", '"', "\\", "%%x%%", "*)|(*", "{", "}", "*", "|", ":", "'", "(", ")",
-    "@namespace:{other}", "-@visibility:{private}", "@agent_id:{x}", "=>{$weight: 9}", "$BLOB",
-    "~billing", "[-inf +inf]", "@content:*", "*=>[KNN 10 @vec $BLOB]", "\\}", "{*}", "%", "$",
-]  # fmt: skip
+    "@tag:{x} | *",
+    "-",
+    '"',
+    "\\",
+    "%%x%%",
+    "*)|(*",
+    "{",
+    "}",
+    "*",
+    "|",
+    ":",
+    "'",
+    "(",
+    ")",
+    "@namespace:{other}",
+    "-@visibility:{private}",
+    "@agent_id:{x}",
+    "=>{$weight: 9}",
+    "$BLOB",
+    "~billing",
+    "[-inf +inf]",
+    "@content:*",
+    "*=>[KNN 10 @vec $BLOB]",
+    "\\}",
+    "{*}",
+    "%",
+    "$",
+]
 LOOKALIKES = [
-    "ｂｉｌｌｉｎｇ ｓｅｒｖｉｃｅ", "bіllіng sеrvіcе", "ΒΙLLING", "ℬ𝒾𝓁𝓁𝒾𝓃ℊ", "b\u0301illing",
-    "bil\u200bling", "ＥＲＲ＿ＣＯＮＮ＿ＲＥＳＥＴ", "\u202edeploy", "\ufeffalice", "ǅ", "ﬁle",
-]  # fmt: skip
+    "ｂｉｌｌｉｎｇ ｓｅｒｖｉｃｅ",
+    "bіllіng sеrvіcе",
+    "ΒΙLLING",
+    "ℬ𝒾𝓁𝓁𝒾𝓃ℊ",
+    "b\u0301illing",
+    "bil\u200bling",
+    "ＥＲＲ＿ＣＯＮＮ＿ＲＥＳＥＴ",
+    "\u202edeploy",
+    "\ufeffalice",
+    "ǅ",
+    "ﬁle",
+]
 ODD = ["\x00", "\x1f", "\x7f", "\r\n", "\t", "\u2028", "\U0001f600", "\ufffd", "\x85", "\u00a0"]
 
 
@@ -209,7 +242,9 @@ def write_fields_or(junk: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str,
         {"content": rarely(content, st.one_of(hostile_text, junk))},
         optional={
             "context": rarely(st.one_of(st.none(), joined), st.one_of(hostile_text, junk)),
-            "agent_id": text, "session_id": text, "task_type": text,
+            "agent_id": text,
+            "session_id": text,
+            "task_type": text,
             "source": rarely(st.one_of(st.none(), joined), st.one_of(hostile_text, junk)),
             "tags": tags_or(junk),
             "visibility": rarely(st.sampled_from(["shared", "private"]), text),
@@ -218,7 +253,7 @@ def write_fields_or(junk: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str,
             "half_life_days": rarely(st.one_of(st.none(), st.floats(0.5, 3650)), odd_number),
             "idempotency_key": rarely(st.none(), text),
         },
-    )  # fmt: skip
+    )
 
 
 write_fields = write_fields_or(wrong_type)

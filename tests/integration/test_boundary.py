@@ -82,9 +82,12 @@ def test_replaying_a_bogus_dead_letter_id_is_one_line(no_search_url: str) -> Non
 
 def test_write_wait_without_the_search_module_fails_at_once(no_search_url: str) -> None:
     code, out, seconds = _cli(
-        no_search_url, "write", "The billing service moved to eu-west-1", "--wait",
+        no_search_url,
+        "write",
+        "The billing service moved to eu-west-1",
+        "--wait",
         HINDSIGHT_WRITE_WAIT_TIMEOUT_S="30",
-    )  # fmt: skip
+    )
     _one_clear_line(code, out)
     assert "no search module" in out and "workers" not in out
     assert seconds < 15  # not the 30 s wait: process start-up only

@@ -65,11 +65,20 @@ def csettings(layout: ClusterState, tmp_path: Path) -> Iterator[Settings]:
     """Settings on the cluster with a prefix of the test's own, removed from every node after."""
     prefix = f"c{uuid.uuid4().hex[:8]}"
     yield Settings(
-        redis_url=layout.url, key_prefix=prefix, namespace="a", profile="durable",
-        embedder="hash", contextual_embedder="none", filters_enabled=False,
-        dedup_threshold=1.0, server_dir=tmp_path / "unused", worker_block_ms=50,
-        claim_idle_ms=1000, cluster_retry_s=30, namespace_refresh_s=0.2,
-    )  # fmt: skip
+        redis_url=layout.url,
+        key_prefix=prefix,
+        namespace="a",
+        profile="durable",
+        embedder="hash",
+        contextual_embedder="none",
+        filters_enabled=False,
+        dedup_threshold=1.0,
+        server_dir=tmp_path / "unused",
+        worker_block_ms=50,
+        claim_idle_ms=1000,
+        cluster_retry_s=30,
+        namespace_refresh_s=0.2,
+    )
     for port in layout.ports:
         node = _node(layout, port)
         try:
@@ -149,9 +158,11 @@ async def test_each_namespace_lives_on_one_shard_and_searches_find_only_its_own(
     for ns in NAMESPACES:
         async with AsyncMemoryClient(_on(csettings, ns)) as client:
             receipts = await client.write_many(
-                [{"content": f"Shard fact {n} of team {ns}: codeword {ns}xylo owns q{n}"}
-                 for n in range(3)]
-            )  # fmt: skip
+                [
+                    {"content": f"Shard fact {n} of team {ns}: codeword {ns}xylo owns q{n}"}
+                    for n in range(3)
+                ]
+            )
             written[ns] = [r.id for r in receipts]
     report = await Worker(csettings, namespaces="*").run_async(burst=True)
     assert report.indexed == 3 * len(NAMESPACES)
@@ -180,8 +191,10 @@ async def test_restated_memories_merge_on_every_shard(csettings: Settings) -> No
     """The dedup stage's lookups (one Lua call for many, ``scripts.neighbours``) run on the
     shard of each namespace's index: a restated memory merges into the stored one."""
     settings = csettings.model_copy(update={"dedup_threshold": 0.8})
-    for text in ("Team {} deploys the billing service every Friday at noon",
-                 "team {} deploys the billing service every friday at noon!"):  # fmt: skip
+    for text in (
+        "Team {} deploys the billing service every Friday at noon",
+        "team {} deploys the billing service every friday at noon!",
+    ):
         for ns in NAMESPACES:
             async with AsyncMemoryClient(_on(settings, ns)) as client:
                 await client.write(text.format(ns))

@@ -82,8 +82,11 @@ async def test_restore_undoes_a_resolution_from_either_side(
     assert {r.id for r in await client.conflicts()} == {old, new}
     log = await client.conflict_resolutions()
     assert [(e.action, e.keep) for e in log] == [
-        ("undo", ""), ("resolve", "both"), ("undo", ""), ("resolve", "new"),
-    ]  # fmt: skip
+        ("undo", ""),
+        ("resolve", "both"),
+        ("undo", ""),
+        ("resolve", "new"),
+    ]
     assert log[2].resolved_by == "ops" and log[0].resolved_at >= log[3].resolved_at
 
 

@@ -48,9 +48,12 @@ def _admin_token(settings: Settings) -> str:
         redis = await connect(settings)
         try:
             token, _ = await create_token(
-                redis, settings.key_prefix, namespace=settings.namespace, agent_id="ops",
+                redis,
+                settings.key_prefix,
+                namespace=settings.namespace,
+                agent_id="ops",
                 scope="admin",
-            )  # fmt: skip
+            )
             return token
         finally:
             await redis.aclose()
@@ -126,9 +129,11 @@ def served(settings: Settings) -> Iterator[str]:
     token = _admin_token(settings)
     port = free_port()
     config = uvicorn.Config(
-        build_app(settings, admin_token=token, sample_s=0.5), host="127.0.0.1", port=port,
+        build_app(settings, admin_token=token, sample_s=0.5),
+        host="127.0.0.1",
+        port=port,
         log_level="warning",
-    )  # fmt: skip
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -151,10 +156,16 @@ def browser() -> Iterator[object]:
     with playwright_api.sync_playwright() as driver:
         launched = driver.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"],
-        )  # fmt: skip
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
         try:
             yield launched
         finally:

@@ -14,8 +14,8 @@ import numpy as np
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Settings
+from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.index.manager import MemoryIndex
-from hindsight_redis.index.schema import CONTEXT_FIELD
 from hindsight_redis.providers.contextual import MiniLMEmbedder
 from hindsight_redis.providers.projection import project
 from tests.conftest import Drain

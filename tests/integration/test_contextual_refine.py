@@ -9,18 +9,18 @@ import pytest
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient
+from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text
+from hindsight_redis.core.vectors import Vectors, vector_bytes
 from hindsight_redis.errors import EmbeddingMismatch
 from hindsight_redis.index.manager import MemoryIndex
-from hindsight_redis.index.schema import CONTEXT_FIELD
 from hindsight_redis.pipeline.assembly import build_pipeline
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.providers.contextual import MODEL_ID, MiniLMEmbedder
 from hindsight_redis.providers.embedders import HashEmbedder
 from hindsight_redis.providers.projection import project
-from hindsight_redis.providers.vectors import Vectors, vector_bytes
 from hindsight_redis.redis import scripts
 from hindsight_redis.settings import Settings
 from tests.conftest import Drain
@@ -196,9 +196,12 @@ async def test_refiner_skips_deleted_and_changed_memories(env: Env, minilm: Mini
     refiner = Refiner(env.redis, k, embedder)  # type: ignore[arg-type]
     assert await refiner.refine_once() == 1
     assert sorted(embedder.seen[0]) == sorted(
-        ["Gina left the team in March", "Hank drives a red bicycle to work",
-         "Ivan bakes sourdough bread on Sundays"]
-    )  # fmt: skip
+        [
+            "Gina left the team in March",
+            "Hank drives a red bicycle to work",
+            "Ivan bakes sourdough bread on Sundays",
+        ]
+    )
     assert not await env.redis.exists(k.doc("gone"))  # no hash recreated
     assert await env.redis.hmget(k.doc("edited"), ["refine", CONTEXT_FIELD]) == [b"pending", None]
     assert await env.redis.hget(k.doc("kept"), "refine") == b"done"
@@ -224,9 +227,14 @@ async def test_refine_script_results(env: Env, minilm: MiniLMEmbedder) -> None:
 
     async def run(key: str, content: str, model: str = MODEL_ID) -> int:
         return await scripts.refine(
-            env.redis, memory=key, index_meta=k.index_meta, content=content,
-            field=CONTEXT_FIELD, vector=vec, model=model,
-        )  # fmt: skip
+            env.redis,
+            memory=key,
+            index_meta=k.index_meta,
+            content=content,
+            field=CONTEXT_FIELD,
+            vector=vec,
+            model=model,
+        )
 
     assert await run(k.doc("absent"), "Judy waters the office plants on Mondays") == 0
     assert not await env.redis.exists(k.doc("absent"))

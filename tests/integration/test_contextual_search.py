@@ -9,9 +9,9 @@ import pytest
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient
+from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.errors import EmbeddingError
-from hindsight_redis.index.schema import CONTEXT_FIELD
 from hindsight_redis.providers.contextual import MODEL_ID
 from hindsight_redis.settings import Settings
 from tests.conftest import Drain

@@ -97,16 +97,19 @@ async def test_an_entry_that_kills_its_worker_is_dead_lettered_alone(
     fast = settings.model_copy(update={"claim_idle_ms": 300, "max_deliveries": 4})
     env = {**_worker_env(fast), "HINDSIGHT_WORKER_BATCH_SIZE": "32"}
     async with AsyncMemoryClient(fast) as client:
-        texts = [f"Shipment {n} for client {n * 37} leaves dock {n % 9} at {n % 12 + 1} pm"
-                 for n in range(40)]  # fmt: skip
+        texts = [
+            f"Shipment {n} for client {n * 37} leaves dock {n % 9} at {n % 12 + 1} pm"
+            for n in range(40)
+        ]
         texts[5] = "Shipment 5 carries the fatal crate for client 185"
         receipts = await client.write_many([{"content": t} for t in texts])
         deaths = 0
         for _ in range(12):  # each run dies on the poison's batch, or drains the stream
             proc = subprocess.run(
                 [sys.executable, str(HERE / "fatal_worker_process.py"), "fatal crate"],
-                env=env, timeout=120,
-            )  # fmt: skip
+                env=env,
+                timeout=120,
+            )
             if proc.returncode == 0:
                 break
             assert proc.returncode == 70  # killed by the poison, nothing else
@@ -195,9 +198,12 @@ async def test_a_redis_kill_mid_writes_loses_no_acknowledged_write(
     state = server.start()
     try:
         settings = Settings(
-            redis_url=state.url, key_prefix="kill", profile=profile, embedder="hash",
+            redis_url=state.url,
+            key_prefix="kill",
+            profile=profile,
+            embedder="hash",
             server_dir=tmp_path / "unused",
-        )  # fmt: skip
+        )
         acked: list[tuple[float, WriteReceipt]] = []
         calls: list[int] = []
         async with AsyncMemoryClient(settings) as client, Redis.from_url(state.url) as probe:
@@ -250,10 +256,16 @@ def _outage_settings(url: str, tmp_path: Path) -> Settings:
     # claim_idle_ms of 10 minutes: no entry is reclaimed in this test, so the batch in
     # flight at the outage can only be finished by its worker re-reading its own entries.
     return Settings(
-        redis_url=url, key_prefix="outage", profile="durable", embedder="hash",
-        contextual_embedder="none", server_dir=tmp_path / "unused", worker_block_ms=50,
-        worker_batch_size=10, claim_idle_ms=600_000,
-    )  # fmt: skip
+        redis_url=url,
+        key_prefix="outage",
+        profile="durable",
+        embedder="hash",
+        contextual_embedder="none",
+        server_dir=tmp_path / "unused",
+        worker_block_ms=50,
+        worker_batch_size=10,
+        claim_idle_ms=600_000,
+    )
 
 
 async def _everything_processed_once(
@@ -290,9 +302,11 @@ async def test_a_redis_outage_mid_batch_loses_nothing_and_needs_no_restart(
     try:
         async with AsyncMemoryClient(settings) as client:
             receipts = await client.write_many(
-                [{"content": f"Ticket T-{n} was closed by agent {n % 7} after {n} min"}
-                 for n in range(30)]
-            )  # fmt: skip
+                [
+                    {"content": f"Ticket T-{n} was closed by agent {n % 7} after {n} min"}
+                    for n in range(30)
+                ]
+            )
             await asyncio.wait_for(gate.in_flight.wait(), 60)
             assert (await client.stats())["consumers"] == {"survivor": gate.held}
             os.kill(state.pid, signal.SIGKILL)

@@ -252,8 +252,10 @@ async def test_restatements_are_not_flagged(
 async def test_a_restated_duplicate_still_merges(
     redis: Redis, settings: Settings, local: LocalEmbedder
 ) -> None:
-    pair = {"old": "The weekly standup meeting happens in room B",
-            "new": "The weekly standup meeting happens in room B."}  # fmt: skip
+    pair = {
+        "old": "The weekly standup meeting happens in room B",
+        "new": "The weekly standup meeting happens in room B.",
+    }
     new = await _verdict(redis, settings, local, 999, pair)
     assert new.merge_into == "old" and not new.conflicts_with
 

@@ -84,10 +84,16 @@ async def test_a_frozen_redis_times_clients_out_and_its_worker_commits_nothing_t
     server = EmbeddedServer(tmp_path / "frozen", get_profile("durable"), port=0)
     state = server.start()
     settings = Settings(
-        redis_url=state.url, key_prefix="frozen", profile="durable", embedder="hash",
-        contextual_embedder="none", server_dir=tmp_path / "unused", worker_block_ms=50,
-        worker_batch_size=10, claim_idle_ms=600_000,
-    )  # fmt: skip
+        redis_url=state.url,
+        key_prefix="frozen",
+        profile="durable",
+        embedder="hash",
+        contextual_embedder="none",
+        server_dir=tmp_path / "unused",
+        worker_block_ms=50,
+        worker_batch_size=10,
+        claim_idle_ms=600_000,
+    )
     gate = Gate()
     worker = Worker(settings, name="patient", extra_stages=[gate])
     task = asyncio.create_task(worker.run_async())
@@ -155,10 +161,22 @@ def test_a_data_dir_that_takes_no_more_bytes_is_refused_by_server_start(tmp_path
     env = {k: v for k, v in os.environ.items() if k != "HINDSIGHT_REDIS_URL"}
     args = [sys.executable, "-m", "hindsight_redis.cli", "server", "start"]
     result = subprocess.run(
-        ["bash", "-c", 'ulimit -f 0 && exec "$@"', "-", *args,
-         "--server-dir", str(tmp_path), "--port", "0"],
-        capture_output=True, text=True, env={**env, "PYTHONPATH": str(ROOT)}, check=False,
-    )  # fmt: skip
+        [
+            "bash",
+            "-c",
+            'ulimit -f 0 && exec "$@"',
+            "-",
+            *args,
+            "--server-dir",
+            str(tmp_path),
+            "--port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
     assert result.returncode == 2, result.stderr
     assert f"data dir {tmp_path} is not writable" in result.stderr
     assert "File too large" in result.stderr
@@ -189,10 +207,15 @@ async def test_a_full_disk_is_reported_and_nothing_is_lost_once_there_is_room(
     state = EmbeddedServer(data, get_profile("balanced")).state()
     assert state is not None
     settings = Settings(
-        redis_url=state.url, key_prefix="full", profile="balanced", embedder="hash",
-        contextual_embedder="none", server_dir=data, worker_block_ms=50,
+        redis_url=state.url,
+        key_prefix="full",
+        profile="balanced",
+        embedder="hash",
+        contextual_embedder="none",
+        server_dir=data,
+        worker_block_ms=50,
         worker_batch_size=20,
-    )  # fmt: skip
+    )
     worker = Worker(settings, name="waiting")
     task = asyncio.create_task(worker.run_async())
     try:

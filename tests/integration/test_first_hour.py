@@ -57,10 +57,21 @@ async def test_clients_take_the_profile_the_embedded_server_runs(
 
 def _up(env: dict[str, str], port: int) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hindsight_redis.cli", "up", "--workers", "1",
-         "--mcp-port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hindsight_redis.cli",
+            "up",
+            "--workers",
+            "1",
+            "--mcp-port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -82,13 +93,19 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True,
-                          text=True).stdout.strip()[:1] not in ("Z", "")  # fmt: skip
+    return subprocess.run(
+        ["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True
+    ).stdout.strip()[:1] not in ("Z", "")
 
 
 def test_up_stopped_by_sigint_leaves_nothing_it_started(tmp_path: Path) -> None:
-    env = {**os.environ, "HINDSIGHT_SERVER_DIR": str(tmp_path), "HINDSIGHT_EMBEDDER": "hash",
-           "HINDSIGHT_SERVER_PORT": str(free_port()), "HINDSIGHT_PROFILE": "ephemeral"}  # fmt: skip
+    env = {
+        **os.environ,
+        "HINDSIGHT_SERVER_DIR": str(tmp_path),
+        "HINDSIGHT_EMBEDDER": "hash",
+        "HINDSIGHT_SERVER_PORT": str(free_port()),
+        "HINDSIGHT_PROFILE": "ephemeral",
+    }
     env.pop("HINDSIGHT_REDIS_URL", None)
     proc = _up(env, free_port())
     redis_pid = json.loads((tmp_path / "server.json").read_text())["pid"]
@@ -108,8 +125,12 @@ def test_up_leaves_a_redis_it_did_not_start_running_and_says_so(tmp_path: Path) 
     server = EmbeddedServer(tmp_path, get_profile("ephemeral"), port=0)
     state = server.start()
     try:
-        env = {**os.environ, "HINDSIGHT_SERVER_DIR": str(tmp_path), "HINDSIGHT_EMBEDDER": "hash",
-               "HINDSIGHT_SERVER_PORT": str(state.port)}  # fmt: skip
+        env = {
+            **os.environ,
+            "HINDSIGHT_SERVER_DIR": str(tmp_path),
+            "HINDSIGHT_EMBEDDER": "hash",
+            "HINDSIGHT_SERVER_PORT": str(state.port),
+        }
         env.pop("HINDSIGHT_REDIS_URL", None)
         proc = _up(env, free_port())
         proc.send_signal(signal.SIGINT)

@@ -50,8 +50,9 @@ async def seed(
     return ids
 
 
-async def age(redis: Redis, client: AsyncMemoryClient, ids: list[str], days: float,
-              reads: int = 0) -> None:  # fmt: skip
+async def age(
+    redis: Redis, client: AsyncMemoryClient, ids: list[str], days: float, reads: int = 0
+) -> None:
     """Make memories look ``days`` old and read ``reads`` times (time cannot pass in a test)."""
     stamp = f"{time.time() - days * DAY:.6f}"
     async with redis.pipeline(transaction=False) as pipe:
@@ -227,8 +228,9 @@ async def test_a_sweep_beside_writes_and_searches_archives_only_what_it_planned(
     assert len(archived) == report.archived + second.archived == 150
 
 
-async def test_only_one_sweeper_at_a_time(client: AsyncMemoryClient, drain: Drain,
-                                          redis: Redis) -> None:  # fmt: skip
+async def test_only_one_sweeper_at_a_time(
+    client: AsyncMemoryClient, drain: Drain, redis: Redis
+) -> None:
     await seed(client, drain, facts(3))
     lease = SweepLease(redis, client.keys, ttl_s=30)
     await lease.acquire()
@@ -276,8 +278,9 @@ async def test_a_sweeper_killed_mid_sweep_leaves_no_half_done_memory_and_a_rerun
     counts = (await client.stats())["memories"]
     assert 0 < counts["archived"] < 300, counts  # killed part way
     for memory_id in ids:
-        raw = await redis.hmget(client.keys.doc(memory_id), ["status", "archived_at",
-                                                             "archive_reason"])  # fmt: skip
+        raw = await redis.hmget(
+            client.keys.doc(memory_id), ["status", "archived_at", "archive_reason"]
+        )
         archived = raw[0] == b"archived"
         assert archived == bool(raw[1]) == bool(raw[2]), raw  # all of the archive, or none
     report = await client.sweep(max_active=100)  # the dead sweeper's lease is taken over

@@ -46,7 +46,7 @@ from tests.integration.hostile import (
     write_fields,
     write_pool,
     wrong_type,
-)  # fmt: skip
+)
 
 
 @pytest.fixture
@@ -67,13 +67,17 @@ async def pool(client: AsyncMemoryClient, settings: Settings, drain: Drain) -> P
     filters=st.fixed_dictionaries(
         {},
         optional={
-            "agent_id": text_or_junk, "session_id": text_or_junk, "task_type": text_or_junk,
-            "tags": tag_list, "since": when, "until": when,
+            "agent_id": text_or_junk,
+            "session_id": text_or_junk,
+            "task_type": text_or_junk,
+            "tags": tag_list,
+            "since": when,
+            "until": when,
             "include_archived": rarely(st.booleans(), wrong_type),
             "max_tokens": rarely(st.one_of(st.none(), st.integers(1, 10**6)), bad_budget),
         },
     ),
-)  # fmt: skip
+)
 async def test_hostile_searches_find_only_what_the_caller_may_see(
     client: AsyncMemoryClient,
     pool: Pool,

@@ -42,7 +42,7 @@ from tests.integration.hostile import (
     when,
     write_fields_or,
     write_pool,
-)  # fmt: skip
+)
 
 VALIDATION = re.compile(r"\d+ validation errors? for memory_\w+Arguments\n\w+")
 
@@ -97,9 +97,13 @@ TOOL_ARGS = {
     "memory_search": st.fixed_dictionaries(
         {"query": rarely(joined, st.one_of(hostile_text, json_junk))},
         optional={
-            "top_k": top_k, "mode": rarely(st.sampled_from(MODES), hostile_text),
-            "agent_id": text_or(json_junk), "session_id": text_or(json_junk),
-            "tags": tags_or(json_junk), "since": when, "until": when,
+            "top_k": top_k,
+            "mode": rarely(st.sampled_from(MODES), hostile_text),
+            "agent_id": text_or(json_junk),
+            "session_id": text_or(json_junk),
+            "tags": tags_or(json_junk),
+            "since": when,
+            "until": when,
             "include_archived": rarely(st.booleans(), json_junk),
             "max_tokens": rarely(st.integers(1, 10**6), st.one_of(st.integers(-5, 0), json_junk)),
         },
@@ -111,7 +115,7 @@ TOOL_ARGS = {
     ),
     "memory_restore": st.fixed_dictionaries({"memory_id": hostile_id}),
     "memory_stats": st.dictionaries(st.text(max_size=5), json_junk, max_size=2),
-}  # fmt: skip
+}
 
 
 @hsettings(PROPERTY, max_examples=120)
@@ -199,14 +203,29 @@ def _stdio_text(reply: dict[str, Any]) -> str:
 async def test_stdio_server_survives_invalid_utf8_and_lone_surrogates(settings: Settings) -> None:
     env = {**os.environ, **settings.to_env(), "HINDSIGHT_AGENT_ID": "ops"}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "hindsight_redis.cli", "mcp", "--transport", "stdio",
-        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "hindsight_redis.cli",
+        "mcp",
+        "--transport",
+        "stdio",
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     server = _StdioServer(proc)
     try:
-        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "probe", "version": "0"}}}  # fmt: skip
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "0"},
+            },
+        }
         await server.send(json.dumps(init).encode())
         assert await server.reply(0, 60) is not None
         await server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')

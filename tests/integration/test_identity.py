@@ -6,7 +6,7 @@ import pytest
 
 from hindsight_redis import AsyncMemoryClient, Settings
 from hindsight_redis.errors import InvalidMemory, InvalidQuery, NotFound
-from hindsight_redis.pipeline.stages.summarize import count_tokens
+from hindsight_redis.language.tokens import count_tokens
 from tests.conftest import Drain
 
 SHARED = "The deploy window for billing-service is Tuesday 14:00 UTC, agreed by the team"
@@ -32,9 +32,12 @@ async def test_an_agent_sees_shared_memories_and_its_own_private_ones(
 
     async def seen(as_agent: str | None, **filters: object) -> set[str]:
         hits = await client.search(
-            "billing-service canary deploy on-call", top_k=10, mode=mode, as_agent=as_agent,
+            "billing-service canary deploy on-call",
+            top_k=10,
+            mode=mode,
+            as_agent=as_agent,
             **filters,  # type: ignore[arg-type]
-        )  # fmt: skip
+        )
         return {h.id for h in hits}
 
     assert ids["private"] in await seen("x")  # its own

@@ -39,8 +39,9 @@ async def _put(redis: Redis, keys: Keys, info: IndexInfo, embedder: Embedder, n:
             )
             doc = doc_from_candidate(
                 Candidate("0-0", event, content, embedding=vec),
-                vector_field=info.vector_field, vector_datatype=info.datatype,
-            )  # fmt: skip
+                vector_field=info.vector_field,
+                vector_datatype=info.datatype,
+            )
             pipe.hset(keys.doc(f"m{i}"), mapping=doc)  # type: ignore[arg-type]
         await pipe.execute()
 

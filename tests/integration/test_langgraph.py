@@ -142,8 +142,9 @@ async def test_index_false_keeps_the_item_without_a_memory(
     await store.aput(
         ("cfg",), "k", {"content": "The nightly backup runs at 02:00 UTC"}, index=False
     )
-    await store.aput(("cfg",), "f", {"title": "Deploy freeze", "body": "No deploys on Fridays"},
-                     index=["body"])  # fmt: skip
+    await store.aput(
+        ("cfg",), "f", {"title": "Deploy freeze", "body": "No deploys on Fridays"}, index=["body"]
+    )
     await drain()
     assert [i.key for i in await store.asearch(("cfg",))] == ["k", "f"]
     assert all("backup" not in h.content for h in await client.search("nightly backup"))
@@ -154,10 +155,16 @@ async def test_index_false_keeps_the_item_without_a_memory(
 # -- LangGraph's store expectations, side by side with its InMemoryStore ---------------
 
 NAMESPACES = [
-    ("a", "b", "c"), ("a", "b", "d", "e"), ("a", "b", "d", "i"), ("a", "b", "f"),
-    ("a", "c", "f"), ("b", "a", "f"), ("users", "123"), ("users", "456", "settings"),
+    ("a", "b", "c"),
+    ("a", "b", "d", "e"),
+    ("a", "b", "d", "i"),
+    ("a", "b", "f"),
+    ("a", "c", "f"),
+    ("b", "a", "f"),
+    ("users", "123"),
+    ("users", "456", "settings"),
     ("admin", "users", "789"),
-]  # fmt: skip
+]
 
 
 @pytest.fixture
@@ -170,12 +177,20 @@ def both(store: HindsightStore) -> list[BaseStore]:
 
 
 LIST_CASES: list[dict[str, Any]] = [
-    {"prefix": ("a", "b")}, {"suffix": ("f",)}, {"prefix": ("a",), "suffix": ("f",)},
-    {"prefix": ("a", "b"), "max_depth": 3}, {"prefix": ("a", "b"), "limit": 2},
-    {"prefix": ("a", "b"), "offset": 2}, {"prefix": ("a", "*", "f")}, {"suffix": ("*", "f")},
-    {"prefix": ("nonexistent",)}, {"prefix": ("users", "123")}, {"max_depth": 2}, {},
+    {"prefix": ("a", "b")},
+    {"suffix": ("f",)},
+    {"prefix": ("a",), "suffix": ("f",)},
+    {"prefix": ("a", "b"), "max_depth": 3},
+    {"prefix": ("a", "b"), "limit": 2},
+    {"prefix": ("a", "b"), "offset": 2},
+    {"prefix": ("a", "*", "f")},
+    {"suffix": ("*", "f")},
+    {"prefix": ("nonexistent",)},
+    {"prefix": ("users", "123")},
+    {"max_depth": 2},
+    {},
     {"prefix": ("*", "users"), "suffix": ("*", "settings")},
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(
@@ -193,12 +208,13 @@ def test_list_namespaces_matches_the_reference_store(
 
 
 SEARCH_CASES: list[dict[str, Any]] = [
-    {"namespace_prefix": ("a",)}, {"namespace_prefix": ("a", "b"), "filter": {"n": 3}},
+    {"namespace_prefix": ("a",)},
+    {"namespace_prefix": ("a", "b"), "filter": {"n": 3}},
     {"namespace_prefix": (), "filter": {"n": {"$gte": 5, "$lt": 8}}},
     {"namespace_prefix": (), "filter": {"tags": {"even": True}}},
     {"namespace_prefix": (), "filter": {"data": {"$ne": "value_00"}}, "limit": 3},
     {"namespace_prefix": ("users",), "limit": 1, "offset": 1},
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("case", SEARCH_CASES, ids=str)
@@ -232,8 +248,11 @@ def test_batches_run_in_order_and_validate_namespaces(both: list[BaseStore]) -> 
 
 def test_the_tags_of_a_path_are_its_prefixes_and_partition() -> None:
     assert path_tags(("users", "alice")) == [
-        "lg:", "lg:users", "lg:users/alice", "partition:lg:users/alice",
-    ]  # fmt: skip
+        "lg:",
+        "lg:users",
+        "lg:users/alice",
+        "partition:lg:users/alice",
+    ]
     odd = path_tags(("a/b", "c"))
     assert odd[1] == "lg:#" + odd[1][4:] and len(odd[-1]) < 128  # ambiguous labels: digests
 

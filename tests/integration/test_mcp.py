@@ -75,13 +75,21 @@ async def _exercise(session: ClientSession, me: str = "ops") -> None:
     )
     restored = _data(await session.call_tool("memory_restore", {"memory_id": written["id"]}))
     assert restored["status"] == "active"
-    kept = {"content": "Always answer alice in Chinese", "protected": True, "wait": True,
-            "half_life_days": 365, "occurred_at": 1683554160}  # fmt: skip
+    kept = {
+        "content": "Always answer alice in Chinese",
+        "protected": True,
+        "wait": True,
+        "half_life_days": 365,
+        "occurred_at": 1683554160,
+    }
     guarded = _data(await session.call_tool("memory_write", kept))
     got = _data(await session.call_tool("memory_get", {"memory_id": guarded["id"]}))
     assert got["occurred_at"] == 1683554160.0
-    dated = {"query": "answer alice Chinese", "occurred_since": 1683500000,
-             "occurred_until": 1683600000}  # fmt: skip
+    dated = {
+        "query": "answer alice Chinese",
+        "occurred_since": 1683500000,
+        "occurred_until": 1683600000,
+    }
     found = _data(await session.call_tool("memory_search", dated))
     assert [(h["id"], h["occurred_at"]) for h in found] == [(guarded["id"], 1683554160.0)]
     bad = await session.call_tool("memory_write", {"content": "x y z", "occurred_at": 1e13})

@@ -48,12 +48,21 @@ async def _server(settings: Settings, log: Path, *extra: str) -> AsyncIterator[s
     port = free_port()
     with log.open("wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "hindsight_redis.cli", "mcp", "--transport", "http",
-             "--mcp-port", str(port), *extra],
+            [
+                sys.executable,
+                "-m",
+                "hindsight_redis.cli",
+                "mcp",
+                "--transport",
+                "http",
+                "--mcp-port",
+                str(port),
+                *extra,
+            ],
             env={**os.environ, **settings.to_env()},
             stdout=subprocess.DEVNULL,
             stderr=err,
-        )  # fmt: skip
+        )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         await until_answers(url)
@@ -108,9 +117,13 @@ async def test_tokens_fix_who_calls_and_what_they_see(
             shared = await _call(session, "memory_write", content=SHARED, wait=True)
             # A forged agent_id argument is ignored: the token says who writes.
             private = await _call(
-                session, "memory_write", content=PRIVATE, visibility="private",
-                agent_id="y", wait=True,
-            )  # fmt: skip
+                session,
+                "memory_write",
+                content=PRIVATE,
+                visibility="private",
+                agent_id="y",
+                wait=True,
+            )
             assert shared["status"] == private["status"] == "indexed"
             own = await _call(session, "memory_search", query="billing-service canary deploy")
             assert {h["id"] for h in own} == {shared["id"], private["id"]}
@@ -149,8 +162,11 @@ async def test_tokens_fix_who_calls_and_what_they_see(
             scraped = await http.get(metrics_url, headers=bearer)
         assert scraped.status_code == 200
         families = {f.name: f for f in text_string_to_metric_families(scraped.text)}
-        indexed = {s.labels["namespace"]: s.value for s in families["hindsight_indexed"].samples
-                   if s.name == "hindsight_indexed_total"}  # fmt: skip
+        indexed = {
+            s.labels["namespace"]: s.value
+            for s in families["hindsight_indexed"].samples
+            if s.name == "hindsight_indexed_total"
+        }
         assert indexed == {a: 2.0, "other": 1.0}
         assert await revoke_token(redis, prefix, y_info.token_id)
         assert await _status(url, y) == 401
@@ -170,12 +186,24 @@ async def test_beyond_loopback_every_request_needs_a_token(
     assert not is_loopback("0.0.0.0") and not is_loopback("10.1.2.3")
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hindsight_redis.cli", "mcp", "--transport", "http",
-         "--host", "0.0.0.0", "--mcp-port", str(port), "--workers", "0"],
+        [
+            sys.executable,
+            "-m",
+            "hindsight_redis.cli",
+            "mcp",
+            "--transport",
+            "http",
+            "--host",
+            "0.0.0.0",
+            "--mcp-port",
+            str(port),
+            "--workers",
+            "0",
+        ],
         env={**os.environ, **settings.to_env()},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-    )  # fmt: skip
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         for _ in range(300):

@@ -163,8 +163,11 @@ def test_the_metrics_command_serves_metrics_on_its_port(settings: Settings) -> N
     env = {**os.environ, **settings.to_env()}
     proc = subprocess.Popen(
         [sys.executable, "-m", "hindsight_redis.cli", "metrics", "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 10
         while True:

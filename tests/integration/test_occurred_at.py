@@ -11,14 +11,10 @@ from redis.commands.search.index_definition import IndexDefinition, IndexType
 
 from hindsight_redis import AsyncMemoryClient, MemoryClient, Settings
 from hindsight_redis.cli import main
+from hindsight_redis.core.fields import DEFAULT_LANGUAGE, LANGUAGE_FIELD, OCCURRED_FIELD
 from hindsight_redis.index.fields import attribute_names
 from hindsight_redis.index.manager import MemoryIndex
-from hindsight_redis.index.schema import (
-    DEFAULT_LANGUAGE,
-    LANGUAGE_FIELD,
-    OCCURRED_FIELD,
-    index_schema,
-)
+from hindsight_redis.index.schema import index_schema
 from tests.conftest import Drain
 
 MAY_8 = 1683554160.0  # 2023-05-08 13:56 UTC
@@ -94,15 +90,20 @@ async def test_an_index_built_without_the_field_gains_it_on_open(
     # Rebuild it as an earlier release did: the same schema, no occurred_at.
     await redis.execute_command("FT.DROPINDEX", info.name)  # type: ignore[no-untyped-call]
     schema = index_schema(
-        client.keys, generation=info.generation, dims=info.dims,
-        context_dims=info.context_field_dims, datatype=info.datatype,
+        client.keys,
+        generation=info.generation,
+        dims=info.dims,
+        context_dims=info.context_field_dims,
+        datatype=info.datatype,
         context_datatype=info.context_datatype,
-    )  # fmt: skip
+    )
     old_fields = [f for f in schema.redis_fields if f.name != OCCURRED_FIELD]
     definition = IndexDefinition(  # type: ignore[no-untyped-call]
-        prefix=[client.keys.doc_prefix], index_type=IndexType.HASH,
-        language_field=LANGUAGE_FIELD, language=DEFAULT_LANGUAGE,
-    )  # fmt: skip
+        prefix=[client.keys.doc_prefix],
+        index_type=IndexType.HASH,
+        language_field=LANGUAGE_FIELD,
+        language=DEFAULT_LANGUAGE,
+    )
     await redis.ft(info.name).create_index(fields=old_fields, definition=definition)
     await index.wait_indexed(info.name)
     raw = await redis.execute_command("FT.INFO", info.name)  # type: ignore[no-untyped-call]

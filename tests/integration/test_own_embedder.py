@@ -47,8 +47,11 @@ async def test_the_dimension_is_probed_once_recorded_and_reused(
         # a worker in its own process, as `hindsight-redis worker` runs beside agents
         proc = subprocess.run(
             [sys.executable, "-m", "hindsight_redis.cli", "worker", "--burst"],
-            env={**os.environ, **own.to_env()}, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            env={**os.environ, **own.to_env()},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         assert "Traceback" not in proc.stderr and "Event loop is closed" not in proc.stderr
         meta = redis_sync.Redis.from_url(own.redis_url or "").hgetall(

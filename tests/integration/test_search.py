@@ -144,8 +144,9 @@ async def test_keyword_score_sums_every_matching_term_under_a_filter(env: Env) -
     ]:
         await env.put(memory_id, content, session_id=session)
     await env.indexed(5)
-    found = await env.search("painting colors running", mode="keyword",
-                             filters=SearchFilters(session_id="s"))  # fmt: skip
+    found = await env.search(
+        "painting colors running", mode="keyword", filters=SearchFilters(session_id="s")
+    )
     assert found[0] == "all", found
 
 

@@ -42,11 +42,28 @@ DISTINCT = [
     "Postgres replica lag alerts fire above 30 seconds on db-7",
 ]
 INJECTIONS = [
-    "*", "-", "|", "@namespace:{other}", "billing | @namespace:{b}", "*)|(*", "{", "}",
-    "-@visibility:{private}", "@agent_id:{x} | *", '"billing" | *', "\\", "%%billing%%",
-    "billing=>{$weight: 100}", "@namespace:{a} | @namespace:{b}", "ｂｉｌｌｉｎｇ", "bіlling",
-    "*=>[KNN 100 @vec_g1 $BLOB]", "billing) | (@status:{archived}", "$BLOB", "deploy* | *",
-]  # fmt: skip
+    "*",
+    "-",
+    "|",
+    "@namespace:{other}",
+    "billing | @namespace:{b}",
+    "*)|(*",
+    "{",
+    "}",
+    "-@visibility:{private}",
+    "@agent_id:{x} | *",
+    '"billing" | *',
+    "\\",
+    "%%billing%%",
+    "billing=>{$weight: 100}",
+    "@namespace:{a} | @namespace:{b}",
+    "ｂｉｌｌｉｎｇ",
+    "bіlling",
+    "*=>[KNN 100 @vec_g1 $BLOB]",
+    "billing) | (@status:{archived}",
+    "$BLOB",
+    "deploy* | *",
+]
 FILTER_INJECTIONS: list[dict[str, Any]] = [
     {"agent_id": "x} | @namespace:{b"},
     {"agent_id": "*"},
@@ -74,14 +91,18 @@ async def _two_namespaces(
         on = settings.model_copy(update={"namespace": name})
         async with AsyncMemoryClient(on) as client:
             shared = await client.write_many(
-                [{"content": f"{text} ({name})", "tags": ["ops"], "session_id": "s"}
-                 for text in DISTINCT],
+                [
+                    {"content": f"{text} ({name})", "tags": ["ops"], "session_id": "s"}
+                    for text in DISTINCT
+                ],
                 as_agent="x",
-            )  # fmt: skip
+            )
             private = await client.write(
-                f"x's own note in {name}: the billing canary flag", visibility="private",
-                as_agent="x", tags=["ops"],
-            )  # fmt: skip
+                f"x's own note in {name}: the billing canary flag",
+                visibility="private",
+                as_agent="x",
+                tags=["ops"],
+            )
             theirs = await client.write(f"{FACT} by y in {name}", as_agent="y")
         await drain(on)
         ids[name] = {
@@ -128,8 +149,13 @@ async def test_ids_of_another_namespace_read_as_absent(settings: Settings, drain
                 with pytest.raises(NotFound):
                     await getattr(in_b, action)(memory_id)
             # Ids that would name another key, or a pattern, are refused outright.
-            for forged in (f"x}}:mem:{memory_id}", f"{{a}}:mem:{memory_id}", f"{memory_id}*",
-                           f"{memory_id}:x", "*"):  # fmt: skip
+            for forged in (
+                f"x}}:mem:{memory_id}",
+                f"{{a}}:mem:{memory_id}",
+                f"{memory_id}*",
+                f"{memory_id}:x",
+                "*",
+            ):
                 with pytest.raises(InvalidArgument, match="invalid memory id"):
                     await in_b.get(forged)
                 with pytest.raises(InvalidArgument, match="invalid memory id"):
@@ -196,8 +222,9 @@ async def test_with_a_password_every_connection_sends_it(locked: Settings) -> No
     with pytest.raises(RedisAccessDenied, match="HINDSIGHT_REDIS_PASSWORD"):
         await AsyncMemoryClient(_own(locked, redis_password=SecretStr("wrong"))).connect()
     # Nobody reads it off the process list or the server's log.
-    args = subprocess.run(["ps", "-o", "args=", "-p", str(state.pid)], capture_output=True,
-                          text=True, check=True).stdout  # fmt: skip
+    args = subprocess.run(
+        ["ps", "-o", "args=", "-p", str(state.pid)], capture_output=True, text=True, check=True
+    ).stdout
     assert password.get_secret_value() not in args
     log = (settings.server_dir / "redis.log").read_text()
     assert password.get_secret_value() not in log
@@ -207,8 +234,9 @@ async def test_with_a_password_every_connection_sends_it(locked: Settings) -> No
         report = await Worker(settings).run_async(burst=True)
         assert report.indexed == 1
         assert [h.id for h in await client.search("ERR_CONN_RESET")] == [receipt.id]
-        token, _ = await create_token(client.redis, settings.key_prefix, namespace="sec",
-                                      agent_id="ops")  # fmt: skip
+        token, _ = await create_token(
+            client.redis, settings.key_prefix, namespace="sec", agent_id="ops"
+        )
     metrics = metrics_app(settings)
     try:
         body, _ = await metrics.render()
@@ -260,8 +288,9 @@ async def test_secrets_never_reach_logs_stats_or_doctor(
     )
     assert settings.redis_password is not None
     async with AsyncMemoryClient(settings) as client:
-        token, _ = await create_token(client.redis, settings.key_prefix, namespace="sec",
-                                      agent_id="ops")  # fmt: skip
+        token, _ = await create_token(
+            client.redis, settings.key_prefix, namespace="sec", agent_id="ops"
+        )
         await client.write(FACT, as_agent="ops")
         await Worker(settings).run_async(burst=True)
         await client.search("billing deploy")
@@ -269,8 +298,18 @@ async def test_secrets_never_reach_logs_stats_or_doctor(
     report = await diagnose(settings)
     secret_values = [llm_key, embedding_key, settings.redis_password.get_secret_value(), token]
     out, err = capsys.readouterr()
-    seen = "\n".join([caplog.text, out, err, repr(settings), str(settings), json.dumps(stats),
-                      repr(report), json.dumps(report.facts, default=str)])  # fmt: skip
+    seen = "\n".join(
+        [
+            caplog.text,
+            out,
+            err,
+            repr(settings),
+            str(settings),
+            json.dumps(stats),
+            repr(report),
+            json.dumps(report.facts, default=str),
+        ]
+    )
     assert caplog.records  # DEBUG logging was on and said things
     for value in secret_values:
         assert value not in seen
@@ -340,11 +379,20 @@ async def test_http_auth_refuses_every_hostile_header(
             reached.clear()
         token, _ = await create_token(redis, settings.key_prefix, namespace="test", agent_id="z")
         hostile = [
-            None, "", "Bearer", "Bearer ", "Basic " + token, "Bearer " + token + "x",
-            "Bearer " + token.upper(), "Bearer " + token[:-1], "Bearer " + "A" * 100_000,
-            "Bearer hrt_000000000000_" + "A" * 43, "Bearer *", "Bearer " + token + " x",
+            None,
+            "",
+            "Bearer",
+            "Bearer ",
+            "Basic " + token,
+            "Bearer " + token + "x",
+            "Bearer " + token.upper(),
+            "Bearer " + token[:-1],
+            "Bearer " + "A" * 100_000,
+            "Bearer hrt_000000000000_" + "A" * 43,
+            "Bearer *",
+            "Bearer " + token + " x",
             "Bearer " + token.replace("_", "}", 1),
-        ]  # fmt: skip
+        ]
         for header in hostile:
             headers = {} if header is None else {"authorization": header}
             response = await http.get("/mcp", headers=headers)

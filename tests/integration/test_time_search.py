@@ -19,10 +19,28 @@ async def test_a_question_naming_a_month_finds_what_happened_then_in_other_words
     # that happened in January 2022 matches by the name too, less well than those
     # twenty (a longer text): the legs' depth (4 x top_k) stops before it, and only the
     # legs run on the range's memories bring it in, where its date lifts it.
-    people = ("her sister", "the coach", "a neighbour", "her boss", "the teacher",
-              "an old friend", "her cousin", "the mayor", "a reporter", "her mentor",
-              "the doctor", "a stranger", "her uncle", "the pilot", "a student",
-              "her aunt", "the chef", "a dancer", "her landlord", "the nurse")  # fmt: skip
+    people = (
+        "her sister",
+        "the coach",
+        "a neighbour",
+        "her boss",
+        "the teacher",
+        "an old friend",
+        "her cousin",
+        "the mayor",
+        "a reporter",
+        "her mentor",
+        "the doctor",
+        "a stranger",
+        "her uncle",
+        "the pilot",
+        "a student",
+        "her aunt",
+        "the chef",
+        "a dancer",
+        "her landlord",
+        "the nurse",
+    )
     others = [
         "Joanna says a major achievement is hard to accomplish",
         "To accomplish a major achievement, Joanna trains daily",

@@ -17,15 +17,11 @@ from redis.commands.search.index_definition import IndexDefinition, IndexType
 
 from hindsight_redis import AsyncMemoryClient, Settings
 from hindsight_redis.core.documents import memory_document
+from hindsight_redis.core.fields import CONTEXT_FIELD, DEFAULT_LANGUAGE, LANGUAGE_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.models import MemoryEvent
 from hindsight_redis.index.manager import MemoryIndex
-from hindsight_redis.index.schema import (
-    CONTEXT_FIELD,
-    DEFAULT_LANGUAGE,
-    LANGUAGE_FIELD,
-    index_schema,
-)
+from hindsight_redis.index.schema import index_schema
 from hindsight_redis.providers.contextual import MiniLMEmbedder
 from hindsight_redis.providers.embedders import HashEmbedder
 from tests.conftest import Drain
@@ -101,19 +97,29 @@ async def build_the_old_way(
     await redis.hset(
         keys.index_meta,
         mapping={
-            "generation": "1", "name": keys.index_name(1), "vector_field": "vec_g1",
-            "model_id": embedder.model_id, "dims": str(embedder.dims),
-            "context_model": minilm.model_id, "context_dims": str(minilm.dims),
+            "generation": "1",
+            "name": keys.index_name(1),
+            "vector_field": "vec_g1",
+            "model_id": embedder.model_id,
+            "dims": str(embedder.dims),
+            "context_model": minilm.model_id,
+            "context_dims": str(minilm.dims),
         },
-    )  # fmt: skip
+    )
     schema = index_schema(
-        keys, generation=1, dims=embedder.dims, context_dims=minilm.dims,
-        datatype="float32", context_datatype="float32",
-    )  # fmt: skip
+        keys,
+        generation=1,
+        dims=embedder.dims,
+        context_dims=minilm.dims,
+        datatype="float32",
+        context_datatype="float32",
+    )
     definition = IndexDefinition(  # type: ignore[no-untyped-call]
-        prefix=[keys.doc_prefix], index_type=IndexType.HASH,
-        language_field=LANGUAGE_FIELD, language=DEFAULT_LANGUAGE,
-    )  # fmt: skip
+        prefix=[keys.doc_prefix],
+        index_type=IndexType.HASH,
+        language_field=LANGUAGE_FIELD,
+        language=DEFAULT_LANGUAGE,
+    )
     await redis.ft(keys.index_name(1)).create_index(
         fields=schema.redis_fields, definition=definition
     )
@@ -124,9 +130,12 @@ async def build_the_old_way(
             event_id=f"old{i}", namespace=keys.namespace, content=fact, created_at=time.time()
         )
         doc = memory_document(
-            event, content=fact, vector_field="vec_g1", vector_datatype="float32",
+            event,
+            content=fact,
+            vector_field="vec_g1",
+            vector_datatype="float32",
             embedding=vector,
-        )  # fmt: skip
+        )
         doc |= {CONTEXT_FIELD: context.astype(np.float32).tobytes(), "refine": "done"}
         await redis.hset(keys.doc(f"old{i}"), mapping=doc)  # type: ignore[arg-type]
     await MemoryIndex(redis, keys, Settings()).wait_indexed(keys.index_name(1))

@@ -8,8 +8,8 @@ import numpy as np
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, MemoryClient
+from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.index.manager import MemoryIndex
-from hindsight_redis.index.schema import CONTEXT_FIELD
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.providers.contextual import MiniLMEmbedder
 from hindsight_redis.providers.embedders import HashEmbedder, embedder_from_settings
@@ -36,9 +36,12 @@ async def _vector(redis: Redis, key: str) -> np.ndarray:
 
 
 async def test_the_context_goes_into_the_contextual_vector_only(
-    client: AsyncMemoryClient, settings: Settings, redis: Redis, drain: Drain,
+    client: AsyncMemoryClient,
+    settings: Settings,
+    redis: Redis,
+    drain: Drain,
     minilm: MiniLMEmbedder,
-) -> None:  # fmt: skip
+) -> None:
     receipt = await client.write(ANSWER, context=QUESTION, session_id="s1")
     report = await drain()
     assert report.indexed == 1 and report.refined == 1
@@ -64,9 +67,12 @@ async def test_the_context_goes_into_the_contextual_vector_only(
 
 
 async def test_a_reindex_embeds_the_same_context_again(
-    client: AsyncMemoryClient, settings: Settings, redis: Redis, drain: Drain,
+    client: AsyncMemoryClient,
+    settings: Settings,
+    redis: Redis,
+    drain: Drain,
     minilm: MiniLMEmbedder,
-) -> None:  # fmt: skip
+) -> None:
     receipt = await client.write(ANSWER, context=QUESTION)
     await drain()
     key = client.keys.doc(receipt.id)
@@ -108,20 +114,32 @@ async def test_write_many_fills_contexts_per_session_across_calls(
         )
     # without the option nothing is filled, and an item's own context wins
     plain = await client.write_many(
-        [{"content": "Tomas packed a paperback for the long ride", "session_id": "s2"},
-         {"content": "Priya kept the kiosk's receipt as a bookmark", "session_id": "s1",
-          "context": "At home she opened her novel"}],
-    )  # fmt: skip
+        [
+            {"content": "Tomas packed a paperback for the long ride", "session_id": "s2"},
+            {
+                "content": "Priya kept the kiosk's receipt as a bookmark",
+                "session_id": "s1",
+                "context": "At home she opened her novel",
+            },
+        ],
+    )
     own = await client.write_many(
-        [{"content": "The night train reached Lisbon at dawn", "session_id": "s2",
-          "context": "Tomas slept through Spain"}],
+        [
+            {
+                "content": "The night train reached Lisbon at dawn",
+                "session_id": "s2",
+                "context": "Tomas slept through Spain",
+            }
+        ],
         context_from_previous=2,
-    )  # fmt: skip
+    )
     await drain()
     contexts = [(await client.get(r.id)) for r in plain + own]
     assert [c.context if c else "missing" for c in contexts] == [
-        None, "At home she opened her novel", "Tomas slept through Spain",
-    ]  # fmt: skip
+        None,
+        "At home she opened her novel",
+        "Tomas slept through Spain",
+    ]
 
 
 def test_the_sync_client_writes_a_context(sync_client: MemoryClient, drain: Drain) -> None:

@@ -94,9 +94,11 @@ def test_bad_settings_raise_config_error_and_start_no_thread() -> None:
     with pytest.raises(ConfigError, match="max_backlog"):
         load_settings(max_backlog=-1)
     with pytest.raises(ValueError):
-        MemoryClient(Settings(profile="durable", redis_url="redis://x").model_copy(
-            update={"profile": "nonsense"}
-        ))  # fmt: skip
+        MemoryClient(
+            Settings(profile="durable", redis_url="redis://x").model_copy(
+                update={"profile": "nonsense"}
+            )
+        )
     assert threading.active_count() == before
 
 
@@ -111,10 +113,26 @@ def test_text_for_people_aligns_wide_characters_and_ages() -> None:
     )
     assert fit("用户王芳对花生过敏", 7) == "用户王…"
     assert [age(0, now=n) for n in (5, 90, 7200, 86400 * 3, 86400 * 65, 86400 * 800)] == [
-        "5s", "1m", "2h", "3d", "2mo", "2y",
-    ]  # fmt: skip
-    hit = SearchHit("m1", "用户喜欢用中文回答问题", "", "support", "", "", (), created_at=0.0,
-                    vector=0.5, keyword=None, fused=0.75)  # fmt: skip
+        "5s",
+        "1m",
+        "2h",
+        "3d",
+        "2mo",
+        "2y",
+    ]
+    hit = SearchHit(
+        "m1",
+        "用户喜欢用中文回答问题",
+        "",
+        "support",
+        "",
+        "",
+        (),
+        created_at=0.0,
+        vector=0.5,
+        keyword=None,
+        fused=0.75,
+    )
     table = hits_table([hit], now=60.0).splitlines()
     assert table[1].split()[:5] == ["1", "0.75", "0.50", "-", "-"] and "support" in table[1]
     assert hits_table([]) == "no memory matches"

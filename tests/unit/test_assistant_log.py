@@ -68,11 +68,15 @@ def test_the_log_does_not_depend_on_string_hashing() -> None:
     )
     digests = {
         subprocess.run(
-            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
             env={**os.environ, "PYTHONHASHSEED": seed},
         ).stdout.strip()
         for seed in ("1", "2")
-    }  # fmt: skip
+    }
     assert digests == {_digest(generate(2, users=4))}
 
 

@@ -26,9 +26,16 @@ def _tag(name: str) -> str:
 def test_every_name_of_a_namespace_carries_its_hash_tag() -> None:
     keys = Keys("hindsight", "team-a")
     names = [
-        keys.stream, keys.stats, keys.dead_letters, keys.doc("m1"), keys.outcome("e1"),
-        keys.index_meta, keys.index_alias, keys.index_name(1), keys.index_name(12),
-    ]  # fmt: skip
+        keys.stream,
+        keys.stats,
+        keys.dead_letters,
+        keys.doc("m1"),
+        keys.outcome("e1"),
+        keys.index_meta,
+        keys.index_alias,
+        keys.index_name(1),
+        keys.index_name(12),
+    ]
     assert {_tag(n) for n in names} == {"team-a"}
     assert keys.index_alias == "hindsight:{team-a}:idx"
     assert keys.index_name(3) == "hindsight:{team-a}:idx:g3"

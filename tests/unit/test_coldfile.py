@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.errors import ExportFileError
-from hindsight_redis.index.schema import CONTEXT_FIELD
 from hindsight_redis.lifecycle.coldfile import (
     ExportHeader,
     content_hash,
@@ -23,9 +23,16 @@ from hindsight_redis.lifecycle.coldfile import (
 )
 
 HEADER = ExportHeader(
-    namespace="ns", exported_at=1.0, status="archived", count=1, embedding_model="m",
-    embedding_dims=4, vector_field="vec_g1", contextual_model="c", contextual_dims=3,
-)  # fmt: skip
+    namespace="ns",
+    exported_at=1.0,
+    status="archived",
+    count=1,
+    embedding_model="m",
+    embedding_dims=4,
+    vector_field="vec_g1",
+    contextual_model="c",
+    contextual_dims=3,
+)
 
 
 def _fields() -> dict[str, bytes]:
@@ -95,9 +102,12 @@ def test_a_header_names_the_vector_datatypes_and_an_older_one_means_float32(
 
 @pytest.mark.parametrize(
     "content",
-    [b"not gzip at all", gzip.compress(b'{"format": "other"}\n'),
-     gzip.compress(b'{"format": "hindsight-redis-export", "version": 99}\n')],
-)  # fmt: skip
+    [
+        b"not gzip at all",
+        gzip.compress(b'{"format": "other"}\n'),
+        gzip.compress(b'{"format": "hindsight-redis-export", "version": 99}\n'),
+    ],
+)
 def test_a_file_that_is_not_an_export_is_refused(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "x.jsonl.gz"
     path.write_bytes(content)

@@ -17,9 +17,13 @@ CONTEXT = {"a": 0.20, "b": 0.35, "c": 0.30, "d": 0.85}
 def test_weight_zero_is_the_two_leg_blend(alpha: float, complete: bool) -> None:
     old = linear_blend(COSINE, BM25, alpha=alpha, keyword_complete=complete)
     new = linear_blend(
-        COSINE, BM25, alpha=alpha, keyword_complete=complete,
-        contextual=CONTEXT, contextual_weight=0.0,
-    )  # fmt: skip
+        COSINE,
+        BM25,
+        alpha=alpha,
+        keyword_complete=complete,
+        contextual=CONTEXT,
+        contextual_weight=0.0,
+    )
     assert new.keys() == old.keys()
     for doc_id, score in old.items():
         assert new[doc_id] == pytest.approx(score, abs=1e-12)

@@ -341,8 +341,11 @@ def test_the_llm_and_embedding_providers_share_one_retry_rule() -> None:
         def __init__(self, code: int) -> None:
             self.status_code = code
 
-    assert [c for c in (400, 401, 404, 408, 409, 422, 425, 429, 500, 503) if
-            retries.is_retryable(Status(c))] == [408, 409, 425, 429, 500, 503]  # fmt: skip
+    assert [
+        c
+        for c in (400, 401, 404, 408, 409, 422, 425, 429, 500, 503)
+        if retries.is_retryable(Status(c))
+    ] == [408, 409, 425, 429, 500, 503]
 
     class RateLimitError(Exception):  # litellm's, by name
         pass

@@ -34,18 +34,32 @@ from hindsight_redis.errors import (
         (rx.ResponseError("unknown command 'FT.INFO', with args"), SearchModuleMissing, "Redis 8"),
         (rx.ResponseError("Syntax error at offset 3 near x"), InvalidQuery, "rejected the query"),
         (rx.OutOfMemoryError("OOM command not allowed"), RedisCommandError, "out of memory"),
-        (rx.ResponseError("MISCONF Errors writing to the AOF file: No space left on device"),
-         RedisUnavailable, "cannot write to its disk"),
-        (rx.ResponseError("Command # 6 (HINCRBY a b 1) of pipeline caused error: ('MISCONF "
-                          "Errors writing to the AOF file: File too large',)"),
-         RedisUnavailable, "cannot write to its disk"),
-        (rx.ResponseError("Command # 1 (XADD s * e MISCONF) of pipeline caused error: no"),
-         RedisCommandError, "Redis refused it"),
+        (
+            rx.ResponseError("MISCONF Errors writing to the AOF file: No space left on device"),
+            RedisUnavailable,
+            "cannot write to its disk",
+        ),
+        (
+            rx.ResponseError(
+                "Command # 6 (HINCRBY a b 1) of pipeline caused error: ('MISCONF "
+                "Errors writing to the AOF file: File too large',)"
+            ),
+            RedisUnavailable,
+            "cannot write to its disk",
+        ),
+        (
+            rx.ResponseError("Command # 1 (XADD s * e MISCONF) of pipeline caused error: no"),
+            RedisCommandError,
+            "Redis refused it",
+        ),
         (rx.ResponseError("Invalid stream ID"), RedisCommandError, "Invalid stream ID"),
-        (RedisSearchError("fetching index info: unknown command 'FT.INFO'"), SearchModuleMissing,
-         "no search module"),
+        (
+            RedisSearchError("fetching index info: unknown command 'FT.INFO'"),
+            SearchModuleMissing,
+            "no search module",
+        ),
     ],
-)  # fmt: skip
+)
 def test_redis_errors_map_to_ours(error: Exception, mapped: type, text: str) -> None:
     result = map_redis_error(error, "search")
     assert type(result) is mapped and text in str(result) and "cannot search" in str(result)

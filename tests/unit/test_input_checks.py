@@ -11,14 +11,16 @@ from hypothesis import strategies as st
 from hindsight_redis.core.models import build_event, finite_number, wait_timeout_s
 from hindsight_redis.core.text import text_problem
 from hindsight_redis.errors import InvalidMemory, InvalidQuery, shown
+from hindsight_redis.index.filters import escape_tag
 from hindsight_redis.ops.doctor import exposure_problem, loopback_only
-from hindsight_redis.search.query import check_search, escape_tag, search_filters
+from hindsight_redis.search.query import check_search, search_filters
 from hindsight_redis.settings import redact_url
 
 
 def _event(**fields: object) -> object:
-    return build_event("ns", {"content": "a fact worth keeping", **fields}, max_content_chars=100,
-                       max_tags=4)  # fmt: skip
+    return build_event(
+        "ns", {"content": "a fact worth keeping", **fields}, max_content_chars=100, max_tags=4
+    )
 
 
 def test_text_problem_names_lone_surrogates_and_optionally_control_characters() -> None:

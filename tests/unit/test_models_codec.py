@@ -89,8 +89,15 @@ def test_document_round_trips_to_a_record() -> None:
     assert doc["vec"] == (np.ones(4, dtype=np.float16) / 2).tobytes()
     assert "id" not in doc and "event_id" not in doc  # the key holds the id
     # Defaults are not stored: they read back as what they mean.
-    for unstored in ("embedding_model", "embedding_dims", "access_count", "last_accessed_at",
-                     "lang", "script", "protected"):  # fmt: skip
+    for unstored in (
+        "embedding_model",
+        "embedding_dims",
+        "access_count",
+        "last_accessed_at",
+        "lang",
+        "script",
+        "protected",
+    ):
         assert unstored not in doc
     fields = {k: v for k, v in doc.items() if k != "vec"}
     record = record_from_fields(event.event_id, fields, ("local:model", 4))

@@ -29,8 +29,11 @@ def _event(**fields: object):  # type: ignore[no-untyped-def]
 
 def _document(event) -> dict[str, str | bytes]:  # type: ignore[no-untyped-def]
     return memory_document(
-        event, content=event.content, vector_field="vec", vector_datatype="float32",
-    )  # fmt: skip
+        event,
+        content=event.content,
+        vector_field="vec",
+        vector_datatype="float32",
+    )
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,9 @@ from hindsight_redis.core.documents import (
 from hindsight_redis.core.models import SearchFilters, SearchHit, build_event
 from hindsight_redis.errors import InvalidMemory, InvalidQuery
 from hindsight_redis.index.fields import attribute_names
+from hindsight_redis.index.filters import build_filter
 from hindsight_redis.ops.render import hits_table
-from hindsight_redis.search.query import build_filter, is_selective, search_filters
+from hindsight_redis.search.query import is_selective, search_filters
 
 MAY_8 = 1683554160.0  # 2023-05-08 13:56 UTC
 
@@ -33,8 +34,11 @@ def _event(**fields: object):  # type: ignore[no-untyped-def]
 
 def _document(event) -> dict[str, str | bytes]:  # type: ignore[no-untyped-def]
     return memory_document(
-        event, content=event.content, vector_field="vec", vector_datatype="float32",
-    )  # fmt: skip
+        event,
+        content=event.content,
+        vector_field="vec",
+        vector_datatype="float32",
+    )
 
 
 @pytest.mark.parametrize(
@@ -116,16 +120,29 @@ def test_the_cli_reads_seconds_dates_and_datetimes() -> None:
 
 def test_the_hits_table_shows_the_date_it_happened() -> None:
     hit = SearchHit(
-        id="m1", content="Alice moved to Berlin", source="", agent_id="a", session_id="",
-        task_type="", tags=(), created_at=MAY_8, occurred_at=MAY_8,
-    )  # fmt: skip
+        id="m1",
+        content="Alice moved to Berlin",
+        source="",
+        agent_id="a",
+        session_id="",
+        task_type="",
+        tags=(),
+        created_at=MAY_8,
+        occurred_at=MAY_8,
+    )
     assert "[2023-05-08] Alice moved to Berlin" in hits_table([hit], now=MAY_8)
 
 
 def test_index_attributes_are_read_from_resp2_and_resp3_replies() -> None:
-    resp2 = [b"index_name", b"i", b"attributes", [[b"identifier", b"content", b"attribute",
-             b"content", b"type", b"TEXT"], [b"identifier", b"created_at", b"attribute",
-             b"created_at", b"type", b"NUMERIC"]]]  # fmt: skip
+    resp2 = [
+        b"index_name",
+        b"i",
+        b"attributes",
+        [
+            [b"identifier", b"content", b"attribute", b"content", b"type", b"TEXT"],
+            [b"identifier", b"created_at", b"attribute", b"created_at", b"type", b"NUMERIC"],
+        ],
+    ]
     assert attribute_names(resp2) == {"content", "created_at"}
     resp3 = {"attributes": [{"identifier": "occurred_at", "attribute": "occurred_at"}]}
     assert attribute_names(resp3) == {"occurred_at"}

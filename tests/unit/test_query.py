@@ -8,17 +8,14 @@ import pytest
 
 from hindsight_redis.core.models import SearchFilters
 from hindsight_redis.errors import InvalidQuery
-from hindsight_redis.index.schema import stopwords
+from hindsight_redis.index.filters import build_filter, escape_tag, tag_clause, visible
+from hindsight_redis.language.stopwords import stopwords
 from hindsight_redis.search.query import (
-    build_filter,
     check_search,
-    escape_tag,
     keyword_query,
     keyword_terms,
     parse_explain,
     search_filters,
-    tag_clause,
-    visible,
 )
 
 

@@ -94,12 +94,28 @@ def test_a_longer_half_life_never_decays_faster(
     assert _score(count, age, write, protected, long) >= _score(count, age, write, protected, short)
 
 
-@given(counts, ages_days, st.one_of(st.none(), scores), st.booleans(), half_lives,
-       weights, weights, weights, weights)  # fmt: skip
+@given(
+    counts,
+    ages_days,
+    st.one_of(st.none(), scores),
+    st.booleans(),
+    half_lives,
+    weights,
+    weights,
+    weights,
+    weights,
+)
 def test_the_score_stays_between_0_and_1_whatever_the_weights(
-    count: int, age: float, write: float | None, protected: bool, half_life: float,
-    wa: float, wr: float, ww: float, wp: float,
-) -> None:  # fmt: skip
+    count: int,
+    age: float,
+    write: float | None,
+    protected: bool,
+    half_life: float,
+    wa: float,
+    wr: float,
+    ww: float,
+    wp: float,
+) -> None:
     if wa + wr + ww + wp <= 0:
         return
     policy = RetentionPolicy(wa, wr, ww, wp)
@@ -108,9 +124,15 @@ def test_the_score_stays_between_0_and_1_whatever_the_weights(
 
 def test_frequency_saturates_so_one_hot_memory_does_not_dwarf_the_rest() -> None:
     parts = retention_parts(
-        POLICY, access_count=[0, 1, 10, 100, 10_000], last_accessed_at=NOW, created_at=NOW,
-        write_score=0.5, protected=0, half_life_days=30, now=NOW,
-    )  # fmt: skip
+        POLICY,
+        access_count=[0, 1, 10, 100, 10_000],
+        last_accessed_at=NOW,
+        created_at=NOW,
+        write_score=0.5,
+        protected=0,
+        half_life_days=30,
+        now=NOW,
+    )
     assert list(parts.frequency[:3]) == sorted(parts.frequency[:3])
     assert parts.frequency[3] == parts.frequency[4] == 1.0
     assert parts.frequency[1] > 0.1  # one read already counts
@@ -233,14 +255,24 @@ def test_scores_of_a_whole_namespace_match_one_by_one() -> None:
     guard = rng.random(n) < 0.2
     life = rng.choice([30.0, 90.0, 365.0], n)
     parts = retention_parts(
-        POLICY, access_count=count, last_accessed_at=last, created_at=last - DAY,
-        write_score=write, protected=guard, half_life_days=life, now=NOW,
-    )  # fmt: skip
+        POLICY,
+        access_count=count,
+        last_accessed_at=last,
+        created_at=last - DAY,
+        write_score=write,
+        protected=guard,
+        half_life_days=life,
+        now=NOW,
+    )
     for i in range(n):
         one = retention_score(
-            POLICY, access_count=int(count[i]), last_accessed_at=float(last[i]),
+            POLICY,
+            access_count=int(count[i]),
+            last_accessed_at=float(last[i]),
             created_at=float(last[i] - DAY),
             write_score=None if math.isnan(write[i]) else float(write[i]),
-            protected=bool(guard[i]), half_life_days=float(life[i]), now=NOW,
-        )  # fmt: skip
+            protected=bool(guard[i]),
+            half_life_days=float(life[i]),
+            now=NOW,
+        )
         assert parts.score[i] == pytest.approx(one)

@@ -36,8 +36,17 @@ def test_only_the_order_changes_and_questions_about_the_past_keep_it() -> None:
 
 
 def test_a_log_entry_reads_back_as_a_resolution() -> None:
-    entry = {"action": "resolve", "memory": "m1", "other": "m2", "keep": "new", "kept": "m1",
-             "archived": "m2", "by": "ops", "at": "12.5", "note": "why"}  # fmt: skip
+    entry = {
+        "action": "resolve",
+        "memory": "m1",
+        "other": "m2",
+        "keep": "new",
+        "kept": "m1",
+        "archived": "m2",
+        "by": "ops",
+        "at": "12.5",
+        "note": "why",
+    }
     found = resolution_from_fields("1-0", entry)
     assert (found.kept, found.archived, found.resolved_at, found.keep) == (
         ("m1",),
@@ -65,16 +74,20 @@ def test_the_mcp_tools_are_the_specs() -> None:
 
 def test_a_newer_memory_far_less_relevant_stays_below() -> None:
     def hit(memory_id: str, at: float, vector: float, bm25: float, other: str) -> SearchHit:
-        return SearchHit(memory_id, "", "", "", "", "", (), at, vector=vector, bm25=bm25,
-                         conflicts_with=(other,))  # fmt: skip
+        return SearchHit(
+            memory_id, "", "", "", "", "", (), at, vector=vector, bm25=bm25, conflicts_with=(other,)
+        )
 
     exact = hit("old", 1.0, 1.0, 9.0, "new")
     assert [h.id for h in prefer_newer([exact, hit("new", 2.0, 0.8, 9.0, "old")], "x")] == [
-        "old", "new",
-    ]  # fmt: skip
+        "old",
+        "new",
+    ]
     assert [h.id for h in prefer_newer([exact, hit("new", 2.0, 0.99, 6.0, "old")], "x")] == [
-        "old", "new",
-    ]  # fmt: skip
+        "old",
+        "new",
+    ]
     assert [h.id for h in prefer_newer([exact, hit("new", 2.0, 0.98, 8.5, "old")], "x")] == [
-        "new", "old",
-    ]  # fmt: skip
+        "new",
+        "old",
+    ]

@@ -226,8 +226,8 @@ def test_keyword_heads_cover_every_match_of_their_pattern() -> None:
     """A sentence is only searched for a keyword pattern when one of its words begins
     like a match can (``_Keywords.heads``): checked for every word of the tokenizer's
     vocabulary, and the patterns' own, alone and before what their phrases go on with."""
+    from hindsight_redis.language.tokens import encoding
     from hindsight_redis.pipeline.stages.scoring import _word_heads
-    from hindsight_redis.pipeline.stages.summarize import encoding
 
     patterns = _keyword_patterns()
     assert len(patterns) >= 8
@@ -240,8 +240,23 @@ def test_keyword_heads_cover_every_match_of_their_pattern() -> None:
             continue
         if text.isalpha() and len(text) <= 12:
             words.add(text)
-    tails = ["", " to", " a", " of", " up", " stand", " week", " x went", " prompt", " an ai",
-             " are now", " instructions", " this", " all previous", ":"]  # fmt: skip
+    tails = [
+        "",
+        " to",
+        " a",
+        " of",
+        " up",
+        " stand",
+        " week",
+        " x went",
+        " prompt",
+        " an ai",
+        " are now",
+        " instructions",
+        " this",
+        " all previous",
+        ":",
+    ]
     for name, keywords in patterns.items():
         for word in words:
             for text in [word + tail for tail in tails]:

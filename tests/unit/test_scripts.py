@@ -23,9 +23,15 @@ def test_parameters_become_lua_locals() -> None:
 
 def test_every_script_parses_its_arguments_once() -> None:
     for script in (
-        scripts.write_events, scripts.commit, scripts.dead_letter, scripts.replay,
-        scripts.refine, scripts.flush_access, scripts.update_existing, scripts.record_if_absent,
-    ):  # fmt: skip
+        scripts.write_events,
+        scripts.commit,
+        scripts.dead_letter,
+        scripts.replay,
+        scripts.refine,
+        scripts.flush_access,
+        scripts.update_existing,
+        scripts.record_if_absent,
+    ):
         assert "ARGV[" in script.lua or "KEYS[" in script.lua
         assert len(script.sha) == 40
 

@@ -9,13 +9,12 @@ from typing import Any
 import pytest
 
 from hindsight_redis.core.models import MemoryEvent
+from hindsight_redis.language.tokens import count_tokens, ensure_tiktoken_cache
 from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.pipeline.stages.summarize import (
     ExtractiveSummarizer,
     LLMSummarizer,
     SummarizeStage,
-    count_tokens,
-    ensure_tiktoken_cache,
     split_sentences,
 )
 from hindsight_redis.providers.llm import LLMClient

@@ -5,16 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.core.keys import Keys
-from hindsight_redis.index.schema import CONTEXT_FIELD, index_schema
-from hindsight_redis.providers.vectors import (
+from hindsight_redis.core.vectors import (
     VECTOR_DATATYPES,
     convert_vector,
     datatype_of,
-    normalize_rows,
     vector_bytes,
     vectors_from_bytes,
 )
+from hindsight_redis.index.schema import index_schema
+from hindsight_redis.providers.vectors import normalize_rows
 
 UNIT = normalize_rows(np.random.default_rng(7).standard_normal((5, 384)))
 
@@ -61,8 +62,12 @@ def test_an_unknown_datatype_is_refused() -> None:
 
 def test_index_schema_gives_each_vector_field_its_datatype() -> None:
     schema = index_schema(
-        Keys("t", "ns"), generation=2, dims=256, context_dims=384,
-        datatype="float16", context_datatype="float32",
-    )  # fmt: skip
+        Keys("t", "ns"),
+        generation=2,
+        dims=256,
+        context_dims=384,
+        datatype="float16",
+        context_datatype="float32",
+    )
     kinds = {f.name: f.attrs.datatype.value for f in schema.fields.values() if f.type == "vector"}
     assert kinds == {"vec_g2": "FLOAT16", CONTEXT_FIELD: "FLOAT32"}

@@ -123,9 +123,17 @@ def test_timestamps_are_seconds_or_iso_dates() -> None:
 
 def _hit(memory_id: str, fused: float, occurred_at: float | None) -> SearchHit:
     return SearchHit(
-        id=memory_id, content=memory_id, source="", agent_id="", session_id="", task_type="",
-        tags=(), created_at=0.0, fused=fused, occurred_at=occurred_at,
-    )  # fmt: skip
+        id=memory_id,
+        content=memory_id,
+        source="",
+        agent_id="",
+        session_id="",
+        task_type="",
+        tags=(),
+        created_at=0.0,
+        fused=fused,
+        occurred_at=occurred_at,
+    )
 
 
 def test_hits_that_happened_in_the_query_range_rank_higher() -> None:
@@ -157,11 +165,17 @@ def test_a_question_asking_when_prefers_hits_that_say_when() -> None:
 @pytest.mark.parametrize(
     "question",
     [
-        "When did Caroline go to the support group?", "How long has Melanie been painting?",
-        "What year did John move?", "Since when does the gateway fail?", "Wann war das Treffen?",
-        "Quand est-il parti ?", "¿Cuándo fue la reunión?", "他什么时候去的北京？", "你学了多久？",
+        "When did Caroline go to the support group?",
+        "How long has Melanie been painting?",
+        "What year did John move?",
+        "Since when does the gateway fail?",
+        "Wann war das Treffen?",
+        "Quand est-il parti ?",
+        "¿Cuándo fue la reunión?",
+        "他什么时候去的北京？",
+        "你学了多久？",
     ],
-)  # fmt: skip
+)
 def test_questions_that_ask_for_a_time(question: str) -> None:
     assert asks_time(question)
 

@@ -36,11 +36,11 @@ from hindsight_redis.core.documents import split_tags
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.models import partition_of
 from hindsight_redis.core.resp import as_text
+from hindsight_redis.core.vectors import vector_bytes
 from hindsight_redis.errors import ProviderError, redis_errors
 from hindsight_redis.index.manager import IndexInfo
 from hindsight_redis.language.facts import contradiction, disagree, facts_of, may_share_topic
 from hindsight_redis.pipeline.stages.base import Candidate, alive
-from hindsight_redis.providers.vectors import vector_bytes
 from hindsight_redis.redis import scripts
 from hindsight_redis.settings import Settings
 

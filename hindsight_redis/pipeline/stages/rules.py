@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
 
 from hindsight_redis.core.models import partition_of
 from hindsight_redis.core.text import UNSPACED, script_of
+from hindsight_redis.language.speaker import strip_speaker_label
 from hindsight_redis.pipeline.stages.base import Candidate, alive
 from hindsight_redis.pipeline.stages.filter_config import FilterConfig, normalize
 
@@ -109,14 +109,6 @@ def only_phrases(s: str, phrases: frozenset[str], fillers: frozenset[str]) -> bo
 
 
 # "Caroline: ...", "Dr. Wu: ...", "用户: ..." at the very start of a text.
-_SPEAKER_LABEL = re.compile(r"^\s*(?:[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}|[^\W\d_]{1,8}):\s+")
-
-
-def strip_speaker_label(text: str) -> str:
-    """``text`` without a leading speaker label: "Caroline: ok thanks" -> "ok thanks"."""
-    return _SPEAKER_LABEL.sub("", text, count=1)
-
-
 def check_rules(text: str, lists: FilterConfig) -> str | None:
     """The drop reason of ``text`` under the rules of ``lists``, or None to keep it.
 

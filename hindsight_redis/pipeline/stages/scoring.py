@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from hindsight_redis.errors import ProviderError
+from hindsight_redis.language.speaker import strip_speaker_label
 from hindsight_redis.pipeline.stages.base import Candidate, alive
-from hindsight_redis.pipeline.stages.rules import strip_speaker_label
 from hindsight_redis.providers.llm import LLMClient, LLMOutputError
 
 logger = logging.getLogger(__name__)

@@ -244,14 +244,21 @@ class EmbeddedServer:
         args = [
             str(binaries.server),
             "-",  # the rest of the configuration (the password) comes on stdin
-            "--port", str(port),
-            "--bind", self.bind,
-            "--dir", str(self.data_dir),
-            "--daemonize", "yes",
-            "--pidfile", str(self.pid_file),
-            "--logfile", str(self.log_file),
-            "--protected-mode", "yes",
-        ]  # fmt: skip
+            "--port",
+            str(port),
+            "--bind",
+            self.bind,
+            "--dir",
+            str(self.data_dir),
+            "--daemonize",
+            "yes",
+            "--pidfile",
+            str(self.pid_file),
+            "--logfile",
+            str(self.log_file),
+            "--protected-mode",
+            "yes",
+        ]
         for key, value in {**HASH_CONFIG, **self.profile.config, **self.extra_config}.items():
             args += [f"--{key}", value]
         for module in binaries.modules:

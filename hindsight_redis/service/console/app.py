@@ -166,11 +166,15 @@ def build_app(
         if args.get("q", "").strip():
             tag = args.get("tag", "").strip()
             hits = await client.search(
-                args["q"], top_k=20, mode=args.get("mode", "hybrid"),  # type: ignore[arg-type]
-                agent_id=args.get("agent_id") or None, session_id=args.get("session_id") or None,
-                task_type=args.get("task_type") or None, tags=[tag] if tag else None,
+                args["q"],
+                top_k=20,
+                mode=args.get("mode", "hybrid"),  # type: ignore[arg-type]
+                agent_id=args.get("agent_id") or None,
+                session_id=args.get("session_id") or None,
+                task_type=args.get("task_type") or None,
+                tags=[tag] if tag else None,
                 include_archived=archived,
-            )  # fmt: skip
+            )
             body += pages.hits_table(ns, hits, time.time())
         else:
             found = await recent_memories(
@@ -224,9 +228,12 @@ def build_app(
         fields = await _form(request, console, ns)
         by = console.admin.agent_id if console.admin and console.admin.agent_id else None
         done = await console.client(ns).resolve_conflict(
-            fields.get("memory_id", ""), fields.get("keep", ""),  # type: ignore[arg-type]
-            other_id=fields.get("other_id") or None, note=fields.get("note") or None, as_agent=by,
-        )  # fmt: skip
+            fields.get("memory_id", ""),
+            fields.get("keep", ""),  # type: ignore[arg-type]
+            other_id=fields.get("other_id") or None,
+            note=fields.get("note") or None,
+            as_agent=by,
+        )
         archived = ", ".join(d.archived for d in done if d.archived) or "nothing"
         words = f"resolved: kept {fields.get('keep')}, archived {archived}"
         return RedirectResponse(pages.ns_url(ns, "/conflicts", done=words), status_code=303)
@@ -264,21 +271,26 @@ def build_app(
     async def on_error(request: Request, exc: Exception) -> Response:
         status = 403 if isinstance(exc, PermissionError) else 400
         text = f"{type(exc).__name__}: {exc}"
-        return _html(pages.layout("Refused" if status == 403 else "Error",
-                                  f"<p>{pages.esc(text)}</p>"), status)  # fmt: skip
+        return _html(
+            pages.layout("Refused" if status == 403 else "Error", f"<p>{pages.esc(text)}</p>"),
+            status,
+        )
 
     async def health(request: Request) -> Response:
         return PlainTextResponse("ok\n")
 
     routes = [
-        Route("/", overview), Route("/healthz", health),
-        Route("/ns/{namespace}", namespace_view), Route("/ns/{namespace}/memories", memories),
+        Route("/", overview),
+        Route("/healthz", health),
+        Route("/ns/{namespace}", namespace_view),
+        Route("/ns/{namespace}/memories", memories),
         Route("/ns/{namespace}/memories/{memory_id}", memory),
-        Route("/ns/{namespace}/drops", drops), Route("/ns/{namespace}/conflicts", conflicts),
+        Route("/ns/{namespace}/drops", drops),
+        Route("/ns/{namespace}/conflicts", conflicts),
         Route("/ns/{namespace}/conflicts/resolve", resolve, methods=["POST"]),
         Route("/ns/{namespace}/restore", restore, methods=["POST"]),
         Route("/ns/{namespace}/dlq", dlq),
         Route("/ns/{namespace}/dlq/replay", replay, methods=["POST"]),
-    ]  # fmt: skip
+    ]
     handlers: dict[Any, Any] = {HindsightError: on_error, PermissionError: on_error}
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)

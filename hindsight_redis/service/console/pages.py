@@ -47,8 +47,13 @@ def layout(title: str, body: str, *, namespace: str | None = None, admin: bool =
     links = ['<a href="/">namespaces</a>']
     if namespace is not None:
         base = f"/ns/{quote(namespace, safe='')}"
-        for path, name in (("", "overview"), ("/memories", "memories"), ("/drops", "drops"),
-                           ("/conflicts", "conflicts"), ("/dlq", "dead letters")):  # fmt: skip
+        for path, name in (
+            ("", "overview"),
+            ("/memories", "memories"),
+            ("/drops", "drops"),
+            ("/conflicts", "conflicts"),
+            ("/dlq", "dead letters"),
+        ):
             links.append(f'<a href="{base}{path}">{name}</a>')
     mode = "admin" if admin else "read-only"
     where = f" · {esc(namespace)}" if namespace is not None else ""
@@ -71,8 +76,10 @@ def _form(action: str, fields: Mapping[str, str], label: str, csrf: str, extra: 
         f"<input type='hidden' name='{esc(k)}' value='{esc(v)}'>"
         for k, v in {**fields, "csrf": csrf}.items()
     )
-    return f"<form class='inline' method='post' action='{esc(action)}'>{hidden}{extra}" \
-        f"<button type='submit'>{esc(label)}</button></form>"  # fmt: skip
+    return (
+        f"<form class='inline' method='post' action='{esc(action)}'>{hidden}{extra}"
+        f"<button type='submit'>{esc(label)}</button></form>"
+    )
 
 
 # -- pages ----------------------------------------------------------------------
@@ -116,12 +123,16 @@ def namespace_page(state: QueueState, chart: str, now: float, *, admin: bool) ->
     """One namespace: counters, drops per reason, workers' lag, and the chart."""
     counters = state.counters
     items = [
-        ("accepted", state.accepted), ("processed", counters.get("processed", 0)),
-        ("indexed", counters.get("indexed", 0)), ("merged", counters.get("merged", 0)),
-        ("dropped", sum(state.dropped.values())), ("backlog", state.backlog),
-        ("pending", state.pending), ("dead letters", state.dead_letters),
+        ("accepted", state.accepted),
+        ("processed", counters.get("processed", 0)),
+        ("indexed", counters.get("indexed", 0)),
+        ("merged", counters.get("merged", 0)),
+        ("dropped", sum(state.dropped.values())),
+        ("backlog", state.backlog),
+        ("pending", state.pending),
+        ("dead letters", state.dead_letters),
         ("conflicts flagged", counters.get("conflicts", 0)),
-    ]  # fmt: skip
+    ]
     cells = "".join(f"<tr><th>{k}</th><td class='n'>{v:,}</td></tr>" for k, v in items)
     cells += f"<tr><th>index lag</th><td class='n'>{state.lag_s(now):.1f} s</td></tr>"
     drops = "".join(
@@ -171,8 +182,9 @@ def hits_table(namespace: str, hits: Sequence[SearchHit], now: float) -> str:
         f"</a>{' <span class=badge>conflict</span>' if h.conflicts_with else ''}</td></tr>"
         for n, h in enumerate(hits, start=1)
     )
-    head = "".join(f"<th class='n'>{h}</th>" for h in ("#", "fused", "vector", "keyword", "bm25",
-                                                       "contextual"))  # fmt: skip
+    head = "".join(
+        f"<th class='n'>{h}</th>" for h in ("#", "fused", "vector", "keyword", "bm25", "contextual")
+    )
     head += "<th>agent</th><th>age</th><th>memory</th>"
     return f"<table class='hits'><tr>{head}</tr>{rows}</table>"
 
@@ -225,10 +237,12 @@ def memory_page(record: MemoryRecord, *, admin: bool, csrf: str) -> str:
     )
     actions = ""
     if admin and record.status == "archived":
-        actions = _form(ns_url(record.namespace, "/restore"), {"memory_id": record.id},
-                        "Restore", csrf)  # fmt: skip
-    return layout("Memory", f"<table>{rows}</table><p>{actions}</p>",
-                  namespace=record.namespace, admin=admin)  # fmt: skip
+        actions = _form(
+            ns_url(record.namespace, "/restore"), {"memory_id": record.id}, "Restore", csrf
+        )
+    return layout(
+        "Memory", f"<table>{rows}</table><p>{actions}</p>", namespace=record.namespace, admin=admin
+    )
 
 
 def drops_page(
@@ -317,9 +331,14 @@ def conflicts_page(
 
 
 def dlq_page(
-    namespace: str, letters: Sequence[DeadLetter], now: float, *, admin: bool, csrf: str,
+    namespace: str,
+    letters: Sequence[DeadLetter],
+    now: float,
+    *,
+    admin: bool,
+    csrf: str,
     notice: str = "",
-) -> str:  # fmt: skip
+) -> str:
     """Dead letters with their errors, and replay buttons (admin)."""
     action = ns_url(namespace, "/dlq/replay")
     rows = "".join(

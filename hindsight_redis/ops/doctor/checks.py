@@ -1,5 +1,6 @@
-"""Health checks of a Redis deployment against the settings, for ``hindsight-redis doctor``.
+"""The checks ``doctor`` runs on every server, alone or as a node of a cluster.
 
+Each adds facts and problems (with how to fix them) to a ``DoctorReport``.
 Nothing secret is reported: whether the server has a password, never the password.
 """
 
@@ -16,16 +17,9 @@ import redis.asyncio as aioredis
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import (
-    SEARCH_MODULE_HINT,
     HindsightError,
     RedisUnavailable,
     redis_errors,
-)
-from hindsight_redis.redis.connection import embedded_server, plain_password, profile_conflict
-from hindsight_redis.redis.server.profiles import (
-    PersistenceProfile,
-    get_profile,
-    profile_mismatches,
 )
 from hindsight_redis.settings import Settings, is_loopback
 
@@ -43,111 +37,6 @@ class DoctorReport:
         return not self.problems
 
 
-async def diagnose(settings: Settings) -> DoctorReport:
-    """Check the server version, modules, persistence profile and index health
-    (of every node, the shards and the namespaces' placement on a cluster).
-
-    With the embedded server and no explicit profile, the server is checked
-    against the profile it was started with; an explicit profile that is not
-    the server's is one problem, not a list of config differences.
-    """
-    from hindsight_redis.ops.doctor_cluster import diagnose_if_cluster
-
-    report = DoctorReport()
-    if await diagnose_if_cluster(settings, report):
-        return report
-    profile = get_profile(settings.profile)
-    check_persistence = True
-    if settings.redis_url is None:
-        state = embedded_server(settings).state()
-        if state is None:
-            report.facts["profile"] = f"{profile.name} ({profile.description})"
-            report.facts["server"] = f"embedded, not running (data dir {settings.server_dir})"
-            report.problems.append(
-                "the embedded server is not running: run `hindsight-redis server start`"
-            )
-            if settings.server_dir.is_dir():
-                _check_data_dir(settings.server_dir, report)
-            return report
-        url = state.url
-        report.facts["server"] = f"embedded, {url}, pid {state.pid}, data in {settings.server_dir}"
-        _check_data_dir(settings.server_dir, report)
-        conflict = profile_conflict(settings, state.profile)
-        if conflict is None:
-            profile = get_profile(state.profile)
-        else:
-            report.problems.append(conflict)
-            check_persistence = False
-    else:
-        url = settings.redis_url
-        report.facts["server"] = "external (HINDSIGHT_REDIS_URL)"
-    report.facts["profile"] = f"{profile.name} ({profile.description})"
-    client = aioredis.Redis.from_url(
-        url, socket_timeout=5, password=plain_password(settings.redis_password)
-    )
-    try:
-        with redis_errors("check the server"):
-            await _check_server(client, settings, profile, report, check_persistence)
-    except HindsightError as e:
-        report.problems.append(str(e))
-    finally:
-        await client.aclose()
-    return report
-
-
-async def _check_server(
-    client: aioredis.Redis,
-    settings: Settings,
-    profile: PersistenceProfile,
-    report: DoctorReport,
-    check_persistence: bool,
-) -> None:
-    info = await client.info("server")
-    version = str(info.get("redis_version", "?"))
-    report.facts["redis_version"] = version
-    modules = {as_text(m[b"name"]): int(m[b"ver"]) for m in await client.module_list()}
-    report.facts["modules"] = (
-        ", ".join(f"{name} {ver}" for name, ver in sorted(modules.items())) or "none"
-    )
-    has_search = "search" in modules or "searchlight" in modules
-    if not has_search:
-        try:
-            with redis_errors("list indexes"):
-                await client.execute_command("FT._LIST")  # type: ignore[no-untyped-call]
-            has_search = True  # Redis 8 builds the query engine in
-        except HindsightError:
-            pass
-    if not has_search:
-        report.problems.append(
-            "this Redis has no search module (RediSearch / Redis Query Engine), so memories "
-            f"cannot be indexed or searched: {SEARCH_MODULE_HINT}"
-        )
-    if int(version.split(".")[0]) < 7:
-        report.problems.append(
-            f"Redis {version} is too old: 7.2 or newer is needed (8 recommended)"
-        )
-    config = await client.config_get("appendonly")
-    config.update(await client.config_get("appendfsync"))
-    config.update(await client.config_get("save"))
-    actual = {as_text(k): as_text(v) for k, v in config.items()}
-    report.facts["persistence"] = (
-        f"appendonly={actual.get('appendonly')} appendfsync={actual.get('appendfsync')} "
-        f"save={actual.get('save')!r}"
-    )
-    for problem in profile_mismatches(profile, actual) if check_persistence else ():
-        report.problems.append(
-            f"persistence: {problem} (restart the embedded server with --profile "
-            f"{profile.name}, or CONFIG SET it on your server)"
-        )
-    log = embedded_server(settings).log_file if settings.redis_url is None else "the Redis log"
-    await _check_disk_writes(client, report, str(log))
-    await _check_exposure(client, settings, report)
-    await _check_hash_layout(client, report)
-    if has_search:
-        await _check_search_gc(client, report)
-        await _check_index(client, settings, report)
-
-
 _LOW_DISK_BYTES = 100 * 2**20
 _WRITE_STATUSES = {
     "aof_last_write_status": "the last write to the AOF failed",
@@ -156,7 +45,7 @@ _WRITE_STATUSES = {
 }
 
 
-def _check_data_dir(path: Path, report: DoctorReport) -> None:
+def check_data_dir(path: Path, report: DoctorReport) -> None:
     """The embedded server's data dir: writable (a probe file), and the room left in it."""
     probe = path / f".doctor-write-test-{os.getpid()}"
     try:
@@ -177,7 +66,7 @@ def _check_data_dir(path: Path, report: DoctorReport) -> None:
         )
 
 
-async def _check_disk_writes(client: aioredis.Redis, report: DoctorReport, log: str) -> None:
+async def check_disk_writes(client: aioredis.Redis, report: DoctorReport, log: str) -> None:
     """Redis refuses every write, and even PING (MISCONF), once it cannot write its AOF, or
     while its last RDB snapshot failed and save points are set: a full or read-only disk."""
     info = {as_text(k): as_text(v) for k, v in (await client.info("persistence")).items()}
@@ -204,7 +93,7 @@ async def _check_disk_writes(client: aioredis.Redis, report: DoctorReport, log: 
         )
 
 
-async def _check_exposure(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
+async def check_exposure(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
     """A problem when the server takes clients from beyond loopback without a password, or
     when a password is configured that the server does not require."""
     try:
@@ -281,7 +170,7 @@ def loopback_only(bind: str) -> bool:
     return bool(addresses) and all(is_loopback(a) for a in addresses)
 
 
-async def _check_search_gc(client: aioredis.Redis, report: DoctorReport) -> None:
+async def check_search_gc(client: aioredis.Redis, report: DoctorReport) -> None:
     """RediSearch scores BM25 wrongly for memories updated since its last GC; run it often."""
     try:
         with redis_errors("read the search configuration"):
@@ -303,7 +192,7 @@ async def _check_search_gc(client: aioredis.Redis, report: DoctorReport) -> None
         )
 
 
-async def _check_hash_layout(client: aioredis.Redis, report: DoctorReport) -> None:
+async def check_hash_layout(client: aioredis.Redis, report: DoctorReport) -> None:
     """A memory hash stays a compact listpack only while every value fits
     ``hash-max-listpack-value``; a fact with advice (memory, not correctness)."""
     from hindsight_redis.redis.server.launcher import HASH_CONFIG
@@ -324,7 +213,7 @@ async def _check_hash_layout(client: aioredis.Redis, report: DoctorReport) -> No
         )
 
 
-async def _check_index(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
+async def check_index(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
     from hindsight_redis.index.manager import MemoryIndex
 
     keys = Keys(settings.key_prefix, settings.namespace)

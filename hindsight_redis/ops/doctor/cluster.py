@@ -18,12 +18,12 @@ import redis.asyncio as aioredis
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text, reply_map
 from hindsight_redis.errors import HindsightError, redis_errors
-from hindsight_redis.ops.doctor import (
+from hindsight_redis.ops.doctor.checks import (
     DoctorReport,
-    _check_disk_writes,
-    _check_exposure,
-    _check_index,
-    _check_search_gc,
+    check_disk_writes,
+    check_exposure,
+    check_index,
+    check_search_gc,
 )
 from hindsight_redis.redis.cluster import as_cluster, cluster_url, is_cluster_url
 from hindsight_redis.redis.connection import (
@@ -106,7 +106,7 @@ async def _check_cluster(
     report.facts["shards"] = _describe_shards(shards, report)
     _check_nodes(nodes, profile, report, check_persistence)
     await _place_namespaces(client, settings, report)
-    await _check_index(client, settings, report)
+    await check_index(client, settings, report)
 
 
 def _plain(host: str, port: int, settings: Settings) -> aioredis.Redis:
@@ -125,9 +125,9 @@ async def _node(host: str, port: int, settings: Settings) -> _Node:
             for name in ("appendonly", "appendfsync", "save"):
                 config.update(await node.config_get(name))
             notes = DoctorReport()
-            await _check_search_gc(node, notes)
-            await _check_exposure(node, settings, notes)
-            await _check_disk_writes(node, notes, f"the log of {host}:{port}")
+            await check_search_gc(node, notes)
+            await check_exposure(node, settings, notes)
+            await check_disk_writes(node, notes, f"the log of {host}:{port}")
     finally:
         await node.aclose()
     return _Node(
