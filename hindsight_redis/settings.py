@@ -1,4 +1,4 @@
-"""One settings object for the whole project.
+"""One settings object for the whole project, in groups.
 
 Values are read, lowest priority first, from the defaults below, then the TOML
 file named by ``HINDSIGHT_CONFIG`` (or ``config/default.toml`` in the working
@@ -16,9 +16,17 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -44,26 +52,41 @@ def default_server_dir() -> Path:
     return Path(base) / "hindsight-redis"
 
 
-class Settings(BaseSettings):
-    """Every tunable of hindsight-redis; see the README's configuration table."""
+class _Group(BaseModel):
+    """A group of settings: the fields one concern reads (a view of ``Settings``)."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="HINDSIGHT_", extra="forbid", validate_default=True
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
-    # Connection and identity
-    redis_url: str | None = Field(None, description="Redis URL; unset means the embedded server.")
-    redis_password: SecretStr | None = Field(
-        None,
-        description="Password of every connection (a password in redis_url wins); the "
-        "embedded server requires it (requirepass).",
-    )
+
+class IdentitySettings(_Group):
+    """Which memory pool, under which keys, and who this process acts as."""
+
     namespace: str = Field("default", description="The shared memory pool to use.")
     key_prefix: str = Field("hindsight", description="Prefix of every Redis key.")
     agent_id: str = Field(
         "",
         max_length=256,
         description="Who this client acts as: writes record it, searches see its private memories.",
+    )
+
+    @field_validator("namespace", "key_prefix")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+        if not value or len(value) > 64 or not set(value) <= allowed:
+            raise ValueError("must be 1-64 characters of letters, digits, '-', '_' or '.'")
+        return value
+
+
+class ConnectionSettings(_Group):
+    """How to reach Redis: the URL (unset: the embedded server), its password, the
+    persistence profile, and whether it is a cluster."""
+
+    redis_url: str | None = Field(None, description="Redis URL; unset means the embedded server.")
+    redis_password: SecretStr | None = Field(
+        None,
+        description="Password of every connection (a password in redis_url wins); the "
+        "embedded server requires it (requirepass).",
     )
     profile: Profile = Field("balanced", description="Persistence profile.")
     cluster: bool = Field(
@@ -76,13 +99,30 @@ class Settings(BaseSettings):
         15.0, gt=0, description="Cluster: longest a call waits out a failover or slot move."
     )
 
-    # Embedded server
+    @field_validator("redis_password", mode="before")
+    @classmethod
+    def _no_empty_password(cls, value: object) -> object:
+        # HINDSIGHT_REDIS_PASSWORD= (set, empty) means no password, not the empty one.
+        return None if value == "" else value
+
+    @property
+    def embedded(self) -> bool:
+        """True when no Redis URL is configured and the embedded server is used."""
+        return self.redis_url is None
+
+
+class ServerSettings(_Group):
+    """The embedded server: where it keeps its data, where it listens."""
+
     server_dir: Path = Field(default_factory=default_server_dir)
     server_port: int = Field(6479, ge=0, le=65535, description="0 picks a free port.")
     server_bind: str = "127.0.0.1"
     server_start_timeout_s: float = Field(15.0, gt=0)
 
-    # Write path
+
+class WriteSettings(_Group):
+    """The write path: limits of a write, backpressure, waiting for the outcome."""
+
     max_content_chars: int = Field(32_000, gt=0)
     max_tags: int = Field(32, gt=0)
     max_backlog: int = Field(100_000, gt=0)
@@ -92,7 +132,10 @@ class Settings(BaseSettings):
     idempotency_ttl_s: int = Field(7 * 86_400, gt=0)
     waitaof_timeout_ms: int = Field(1_000, ge=0)
 
-    # Workers
+
+class WorkerSettings(_Group):
+    """The workers: batches, reclaiming, retries, what the stream keeps, the refiner."""
+
     worker_batch_size: int = Field(
         256,
         gt=0,
@@ -107,8 +150,12 @@ class Settings(BaseSettings):
     max_deliveries: int = Field(5, gt=0)
     outcome_ttl_s: int = Field(7 * 86_400, gt=0)
     stream_keep_acked: int = Field(10_000, ge=0)
+    refine_batch_size: int = Field(16, gt=0, description="Memories per background refine step.")
 
-    # Filters (layers 1-3)
+
+class FilterSettings(_Group):
+    """The three filter layers: rules, the write score, summaries."""
+
     filters_enabled: bool = True
     filter_config: Path | None = Field(
         None, description="Extra filter lists (TOML) merged over the built-in ones."
@@ -122,7 +169,19 @@ class Settings(BaseSettings):
         0.15, ge=0.0, le=1.0, description="Most an LLM score may sit from the heuristic's."
     )
 
-    # LLM (scorer, summarizer, conflict judge) through litellm
+
+class DedupSettings(_Group):
+    """Near-duplicates merged, contradictions flagged."""
+
+    dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)
+    conflict_threshold: float = Field(
+        0.3, ge=0.0, le=1.0, description="Cosine over which the nearest memories are judged."
+    )
+
+
+class LLMSettings(_Group):
+    """The LLM of the scorer, the summarizer and the conflict judge (through litellm)."""
+
     llm_model: str | None = None
     llm_api_base: str | None = None
     llm_api_key: SecretStr | None = None
@@ -132,7 +191,10 @@ class Settings(BaseSettings):
     llm_retry_backoff_s: float = Field(0.5, ge=0.0, description="First retry delay; doubles.")
     llm_cache_entries: int = Field(4096, ge=0, description="Scores cached by content hash.")
 
-    # Embeddings
+
+class EmbeddingSettings(_Group):
+    """The static embedder of the write path and the contextual one of the refiner."""
+
     embedder: str = Field("local", description='"local", "hash" or "litellm:<model>".')
     embedding_api_base: str | None = None
     embedding_api_key: SecretStr | None = None
@@ -157,9 +219,11 @@ class Settings(BaseSettings):
         "basis shipped with the package; 0 or 384: whole). Other contextual models store "
         "theirs whole; an existing index keeps what its record names.",
     )
-    refine_batch_size: int = Field(16, gt=0, description="Memories per background refine step.")
 
-    # Index and search
+
+class IndexSettings(_Group):
+    """How a new index stores its vectors and builds its graphs; the search module's GC."""
+
     vector_datatype: Literal["float16", "float32"] = Field(
         "float16",
         description="How a new index stores its vectors (half the bytes of float32, same "
@@ -170,6 +234,14 @@ class Settings(BaseSettings):
         8, gt=0, description="HNSW graph degree of the contextual vector field."
     )
     hnsw_ef_construction: int = Field(100, gt=0)
+    search_gc_tune: bool = Field(
+        True, description="Make the search module's GC run every 2 s at connect time."
+    )
+
+
+class SearchSettings(_Group):
+    """Hybrid search: the legs' depth, fusion, floors, time signals, the keyword budget."""
+
     hnsw_ef_runtime: int = Field(64, gt=0)
     hybrid_alpha: float = Field(
         0.35, ge=0.0, le=1.0, description="Weight of the scaled vector score in linear fusion."
@@ -213,9 +285,6 @@ class Settings(BaseSettings):
         le=1.0,
         description='Gain of hits telling a time, for "when" questions (0: off).',
     )
-    search_gc_tune: bool = Field(
-        True, description="Make the search module's GC run every 2 s at connect time."
-    )
     keyword_common_share: float = Field(
         0.02,
         gt=0.0,
@@ -226,12 +295,11 @@ class Settings(BaseSettings):
     keyword_common_min_docs: int = Field(
         2000, ge=0, description="...and to at least this many memories."
     )
-    dedup_threshold: float = Field(0.95, ge=0.0, le=1.0)
-    conflict_threshold: float = Field(
-        0.3, ge=0.0, le=1.0, description="Cosine over which the nearest memories are judged."
-    )
 
-    # Forgetting: the retention score (see retention.py) and sweeps
+
+class RetentionSettings(_Group):
+    """The retention score: its weights and half-lives."""
+
     retention_access_weight: float = Field(
         allow_inf_nan=False, default=0.4, ge=0.0, description="Weight of access frequency."
     )
@@ -257,6 +325,31 @@ class Settings(BaseSettings):
         default_factory=lambda: {"preference": 365.0, "dialogue": 30.0},
         description="Half-life in days per task_type (a table in TOML, JSON in the environment).",
     )
+
+    @field_validator("task_half_life_days")
+    @classmethod
+    def _positive_half_lives(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = [name for name, days in value.items() if not (math.isfinite(days) and days > 0)]
+        if bad:
+            raise ValueError(f"half-lives must be > 0 days (not for {', '.join(sorted(bad))})")
+        return value
+
+    @model_validator(mode="after")
+    def _retention_weights_can_score(self) -> RetentionSettings:
+        weights = (
+            self.retention_access_weight,
+            self.retention_recency_weight,
+            self.retention_write_score_weight,
+            self.retention_protected_weight,
+        )
+        if sum(weights) <= 0:
+            raise ValueError("retention weights must be >= 0 with a positive sum")
+        return self
+
+
+class SweepSettings(_Group):
+    """Retention sweeps: what they archive, how fast, how often."""
+
     sweep_threshold: float | None = Field(
         0.25, ge=0.0, le=1.0, description="Sweeps archive active memories scoring below this."
     )
@@ -277,39 +370,98 @@ class Settings(BaseSettings):
         30.0, gt=0, description="How long a sweeper holds its lease without renewing it."
     )
 
-    @field_validator("task_half_life_days")
-    @classmethod
-    def _positive_half_lives(cls, value: dict[str, float]) -> dict[str, float]:
-        bad = [name for name, days in value.items() if not (math.isfinite(days) and days > 0)]
-        if bad:
-            raise ValueError(f"half-lives must be > 0 days (not for {', '.join(sorted(bad))})")
-        return value
 
-    @model_validator(mode="after")
-    def _retention_weights_can_score(self) -> Settings:
-        weights = (
-            self.retention_access_weight,
-            self.retention_recency_weight,
-            self.retention_write_score_weight,
-            self.retention_protected_weight,
-        )
-        if sum(weights) <= 0:
-            raise ValueError("retention weights must be >= 0 with a positive sum")
-        return self
+class Settings(  # groups last to first: pydantic lists the fields of the last base first
+    SweepSettings,
+    RetentionSettings,
+    SearchSettings,
+    IndexSettings,
+    EmbeddingSettings,
+    LLMSettings,
+    DedupSettings,
+    FilterSettings,
+    WorkerSettings,
+    WriteSettings,
+    ServerSettings,
+    ConnectionSettings,
+    IdentitySettings,
+    BaseSettings,
+):
+    """Every tunable of hindsight-redis; see the README's configuration table.
 
-    @field_validator("redis_password", mode="before")
-    @classmethod
-    def _no_empty_password(cls, value: object) -> object:
-        # HINDSIGHT_REDIS_PASSWORD= (set, empty) means no password, not the empty one.
-        return None if value == "" else value
+    Flat, as the environment (``HINDSIGHT_<NAME>``) and the TOML file name
+    them; each group is also a view (``settings.search``, ``settings.worker``...),
+    and components take their group, not the whole object.
+    """
 
-    @field_validator("namespace", "key_prefix")
-    @classmethod
-    def _safe_name(cls, value: str) -> str:
-        allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-        if not value or len(value) > 64 or not set(value) <= allowed:
-            raise ValueError("must be 1-64 characters of letters, digits, '-', '_' or '.'")
-        return value
+    model_config = SettingsConfigDict(
+        env_prefix="HINDSIGHT_", extra="forbid", validate_default=True, frozen=True
+    )
+
+    @property
+    def identity(self) -> IdentitySettings:
+        """The ``IdentitySettings`` of these settings."""
+        return _view(IdentitySettings, self)
+
+    @property
+    def connection(self) -> ConnectionSettings:
+        """The ``ConnectionSettings`` of these settings."""
+        return _view(ConnectionSettings, self)
+
+    @property
+    def server(self) -> ServerSettings:
+        """The ``ServerSettings`` of these settings."""
+        return _view(ServerSettings, self)
+
+    @property
+    def write(self) -> WriteSettings:
+        """The ``WriteSettings`` of these settings."""
+        return _view(WriteSettings, self)
+
+    @property
+    def worker(self) -> WorkerSettings:
+        """The ``WorkerSettings`` of these settings."""
+        return _view(WorkerSettings, self)
+
+    @property
+    def filters(self) -> FilterSettings:
+        """The ``FilterSettings`` of these settings."""
+        return _view(FilterSettings, self)
+
+    @property
+    def dedup(self) -> DedupSettings:
+        """The ``DedupSettings`` of these settings."""
+        return _view(DedupSettings, self)
+
+    @property
+    def llm(self) -> LLMSettings:
+        """The ``LLMSettings`` of these settings."""
+        return _view(LLMSettings, self)
+
+    @property
+    def embedding(self) -> EmbeddingSettings:
+        """The ``EmbeddingSettings`` of these settings."""
+        return _view(EmbeddingSettings, self)
+
+    @property
+    def index(self) -> IndexSettings:
+        """The ``IndexSettings`` of these settings."""
+        return _view(IndexSettings, self)
+
+    @property
+    def search(self) -> SearchSettings:
+        """The ``SearchSettings`` of these settings."""
+        return _view(SearchSettings, self)
+
+    @property
+    def retention(self) -> RetentionSettings:
+        """The ``RetentionSettings`` of these settings."""
+        return _view(RetentionSettings, self)
+
+    @property
+    def sweeps(self) -> SweepSettings:
+        """The ``SweepSettings`` of these settings."""
+        return _view(SweepSettings, self)
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         """The fields as ``repr`` shows them: a password in ``redis_url`` masked."""
@@ -336,11 +488,6 @@ class Settings(BaseSettings):
             env[f"HINDSIGHT_{name.upper()}"] = str(value)
         return env
 
-    @property
-    def embedded(self) -> bool:
-        """True when no Redis URL is configured and the embedded server is used."""
-        return self.redis_url is None
-
     @classmethod
     def settings_customise_sources(
         cls,
@@ -356,6 +503,33 @@ class Settings(BaseSettings):
         if path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
         return tuple(sources)
+
+
+G = TypeVar("G", bound=_Group)
+
+
+def _view(group: type[G], settings: Settings) -> G:
+    """The fields of ``group`` read off ``settings`` (validated already)."""
+    values = {name: getattr(settings, name) for name in group.model_fields}
+    return cast(G, group.model_construct(**values))
+
+
+GROUPS: tuple[type[_Group], ...] = (
+    IdentitySettings,
+    ConnectionSettings,
+    ServerSettings,
+    WriteSettings,
+    WorkerSettings,
+    FilterSettings,
+    DedupSettings,
+    LLMSettings,
+    EmbeddingSettings,
+    IndexSettings,
+    SearchSettings,
+    RetentionSettings,
+    SweepSettings,
+)
+"""The groups, in the order the README's configuration table shows them."""
 
 
 def is_loopback(host: str) -> bool:
