@@ -32,48 +32,77 @@ Layers, lowest first:
 from hindsight_redis.client.async_client import AsyncMemoryClient
 from hindsight_redis.client.sync_client import MemoryClient
 from hindsight_redis.core.models import MemoryRecord, SearchFilters, SearchHit, WriteReceipt
+from hindsight_redis.core.requests import SearchOptions, WriteItem, WriteOptions
 from hindsight_redis.errors import (
     Backpressure,
     ConfigError,
+    EmbeddingError,
     EmbeddingMismatch,
+    ExportFileError,
     HindsightError,
     InvalidArgument,
     InvalidMemory,
     InvalidQuery,
+    MemoryProtected,
     NotARedisServer,
     NotFound,
+    PoisonMessage,
+    ProviderError,
     RedisAccessDenied,
     RedisCommandError,
     RedisUnavailable,
     SearchModuleMissing,
+    ServerError,
+    SweepBusy,
     WriteTimeout,
 )
+from hindsight_redis.lifecycle.cold import ExportReport, ImportReport, PurgeReport
+from hindsight_redis.lifecycle.forgetting import SweepReport
 from hindsight_redis.lifecycle.review import ConflictResolution
+from hindsight_redis.ops.admin import DeadLetter
+from hindsight_redis.pipeline.stages.base import Candidate, Stage
 from hindsight_redis.pipeline.worker import Worker
 from hindsight_redis.settings import Settings
 
 __all__ = [
     "AsyncMemoryClient",
     "Backpressure",
+    "Candidate",
     "ConfigError",
     "ConflictResolution",
+    "DeadLetter",
+    "EmbeddingError",
     "EmbeddingMismatch",
+    "ExportFileError",
+    "ExportReport",
     "HindsightError",
+    "ImportReport",
     "InvalidArgument",
     "InvalidMemory",
     "InvalidQuery",
     "MemoryClient",
+    "MemoryProtected",
     "MemoryRecord",
     "NotARedisServer",
     "NotFound",
+    "PoisonMessage",
+    "ProviderError",
+    "PurgeReport",
     "RedisAccessDenied",
     "RedisCommandError",
     "RedisUnavailable",
     "SearchFilters",
     "SearchHit",
     "SearchModuleMissing",
+    "SearchOptions",
+    "ServerError",
     "Settings",
+    "Stage",
+    "SweepBusy",
+    "SweepReport",
     "Worker",
+    "WriteItem",
+    "WriteOptions",
     "WriteReceipt",
     "WriteTimeout",
 ]

@@ -126,9 +126,6 @@ class SearchModuleMissing(HindsightError):
     """Redis answers but has no search module (RediSearch / Redis Query Engine)."""
 
 
-MissingSearchModule = SearchModuleMissing  # the name before 0.2; kept for one release
-
-
 class RedisCommandError(HindsightError):
     """Redis refused a command; ``reply`` is the server's error text."""
 

@@ -7,6 +7,5 @@ memories (sweeps and cold storage included).
 """
 
 from hindsight_redis.cli.app import build_parser, main
-from hindsight_redis.cli.memories import SEARCH_FILTERS
 
-__all__ = ["SEARCH_FILTERS", "build_parser", "main"]
+__all__ = ["build_parser", "main"]

@@ -19,6 +19,7 @@ from hindsight_redis.cli.memories import (
     cmd_sweep,
     cmd_write,
 )
+from hindsight_redis.cli.options import add_options
 from hindsight_redis.cli.service import (
     cmd_conflicts,
     cmd_console,
@@ -34,19 +35,10 @@ from hindsight_redis.cli.service import (
     cmd_worker,
 )
 from hindsight_redis.cli.tokens import cmd_token
+from hindsight_redis.core.requests import SearchOptions, WriteOptions
 from hindsight_redis.errors import HindsightError
-from hindsight_redis.language.when import parse_timestamp
 
 # -- parser ---------------------------------------------------------------------
-
-
-def moment(text: str) -> float:
-    """An ``--occurred-*`` value: unix seconds, or an ISO 8601 date or datetime (UTC
-    unless it gives an offset)."""
-    try:
-        return parse_timestamp(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -108,38 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     served.add_argument("--namespaces", help="serve these, comma-separated (a,b,c)")
     p = add("write", cmd_write, "write one memory")
     p.add_argument("content", help="the memory's text; - reads it from stdin")
-    p.add_argument(
-        "--context", help="text embedded with it for the contextual vector (e.g. the previous turn)"
-    )
-    for flag in ("agent-id", "session-id", "task-type", "source", "idempotency-key"):
-        p.add_argument(f"--{flag}")
-    p.add_argument("--tag", dest="tags", action="append", help="repeat for several tags")
-    p.add_argument("--protected", action="store_true", help="never archived by sweeps")
-    p.add_argument(
-        "--half-life-days", type=float, help="days for its retention to halve (default: by task)"
-    )
-    p.add_argument(
-        "--occurred-at",
-        type=moment,
-        help="when it happened: unix seconds or an ISO date/datetime (UTC unless it says)",
-    )
-    p.add_argument("--visibility", choices=["shared", "private"], default="shared")
-    p.add_argument("--importance", type=float, help="0..1 hint that nudges the write score")
-    p.add_argument("--wait", action="store_true", help="return once searchable (or dropped)")
-    p.add_argument("--timeout-s", type=float, help="longest --wait (default 30)")
+    add_options(p, WriteOptions)
     p = add("search", cmd_search, "search memories")
     p.add_argument("query")
-    p.add_argument("--top-k", type=int, default=5)
-    p.add_argument("--mode", choices=["hybrid", "vector", "keyword"], default="hybrid")
-    for flag in ("agent-id", "session-id", "task-type"):
-        p.add_argument(f"--{flag}")
-    p.add_argument("--tag", dest="tags", action="append", help="all must match")
-    p.add_argument("--since", type=float, help="created at or after (unix seconds)")
-    p.add_argument("--until", type=float, help="created at or before (unix seconds)")
-    p.add_argument("--occurred-since", type=moment, help="happened at or after (as --occurred-at)")
-    p.add_argument("--occurred-until", type=moment, help="happened at or before")
-    p.add_argument("--include-archived", action="store_true")
-    p.add_argument("--max-tokens", type=int, help="hits until their content passes N tokens")
+    add_options(p, SearchOptions)
     p.add_argument("--json", action="store_true", help="print the hits as JSON")
     for name, text in (
         ("get", "show one memory"),

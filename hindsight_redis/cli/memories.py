@@ -9,7 +9,8 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hindsight_redis.cli.common import Handler, print_json, with_client
-from hindsight_redis.core.models import WRITE_FIELDS
+from hindsight_redis.cli.options import given_options
+from hindsight_redis.core.requests import SearchOptions, WriteOptions
 from hindsight_redis.settings import Settings
 
 if TYPE_CHECKING:
@@ -24,41 +25,16 @@ T = TypeVar("T")
 def cmd_write(args: argparse.Namespace, settings: Settings) -> int:
     """``write TEXT`` (``-``: read it from stdin): accept one memory and print its receipt."""
     content = sys.stdin.read().rstrip("\r\n") if args.content == "-" else args.content
-    fields = {name: getattr(args, name) for name in WRITE_FIELDS if name != "content"}
-    fields["tags"] = fields["tags"] or ()
-    receipt = asyncio.run(with_client(settings, lambda c: c.write(content, **fields)))
+    options = given_options(args, WriteOptions)
+    receipt = asyncio.run(with_client(settings, lambda c: c.write(content, **options)))
     print_json(receipt)
     return 0
 
 
-SEARCH_FILTERS = (
-    "agent_id",
-    "session_id",
-    "task_type",
-    "tags",
-    "since",
-    "until",
-    "occurred_since",
-    "occurred_until",
-)
-
-
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     """``search QUERY``: print the hits with their scores."""
-    filters = {name: getattr(args, name) for name in SEARCH_FILTERS}
-    hits = asyncio.run(
-        with_client(
-            settings,
-            lambda c: c.search(
-                args.query,
-                top_k=args.top_k,
-                mode=args.mode,
-                include_archived=args.include_archived,
-                max_tokens=args.max_tokens,
-                **filters,
-            ),
-        )
-    )
+    options = given_options(args, SearchOptions)
+    hits = asyncio.run(with_client(settings, lambda c: c.search(args.query, **options)))
     if args.json:
         print_json(hits)
     else:

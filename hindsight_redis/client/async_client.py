@@ -1,10 +1,13 @@
 """``AsyncMemoryClient``: what agents call to write, search and manage memories.
 
-Writes are validated here (``models.build_event``), encoded as versioned
-msgpack events and appended to the namespace's stream (``writer``); workers
-do everything else. Searches run through a ``Searcher`` opened on first use;
-the operators' reads live in ``admin``. The blocking twin is
-``sync_client.MemoryClient``.
+A write's and a search's arguments are defined and validated once
+(``core.requests``); writes are encoded as versioned msgpack events and
+appended to the namespace's stream (``write.writer``), and workers do
+everything else. Searches run through a ``Searcher`` opened on first use.
+What acts on the namespace as a whole (sweeps, cold storage, the operators'
+reads, conflict review, reindex) is ``client.pool``, composed into the client
+and offered on it too (``client.sweep(...)`` is ``client.pool.sweep(...)``).
+The blocking twin is ``client.sync_client.MemoryClient``.
 """
 
 from __future__ import annotations
@@ -14,20 +17,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
+from typing_extensions import Unpack
 
-from hindsight_redis.client.pool import PoolOperations
+from hindsight_redis.client.pool import PoolOperations, on_pool
 from hindsight_redis.client.records import read_record
-from hindsight_redis.core.context import SessionTails, context_depth
 from hindsight_redis.core.keys import Keys
-from hindsight_redis.core.models import (
-    MemoryEvent,
-    MemoryRecord,
-    SearchHit,
-    SearchMode,
-    Visibility,
-    WriteReceipt,
-    build_event,
-    wait_timeout_s,
+from hindsight_redis.core.models import MemoryRecord, SearchHit, WriteReceipt
+from hindsight_redis.core.requests import (
+    SEARCH_OPTIONS,
+    WRITE_FIELDS,
+    SearchOptions,
+    WriteItem,
+    WriteOptions,
+    WriteRequest,
+    parse_search,
+    parse_write,
 )
 from hindsight_redis.core.text import text_problem
 from hindsight_redis.errors import (
@@ -44,14 +48,14 @@ from hindsight_redis.lifecycle.forgetting import archive_memory
 from hindsight_redis.redis import scripts
 from hindsight_redis.redis.connection import open_redis, require_search, resolve
 from hindsight_redis.redis.server.profiles import get_profile
-from hindsight_redis.search.budget import check_max_tokens, within_budget
-from hindsight_redis.search.query import search_filters
+from hindsight_redis.search.budget import within_budget
 from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
+from hindsight_redis.write.session_tails import SessionTails, context_depth
 from hindsight_redis.write.writer import StreamWriter
 
 
-class AsyncMemoryClient(PoolOperations):
+class AsyncMemoryClient:
     """Write, search and manage memories of one namespace (asyncio).
 
     Use as ``async with AsyncMemoryClient(settings) as client: ...``, or call
@@ -69,6 +73,8 @@ class AsyncMemoryClient(PoolOperations):
         self._search_checked = False
         self._writer = StreamWriter(self.settings, self.keys)
         self._tails = SessionTails()  # write_many's context_from_previous, across calls
+        self.pool = PoolOperations(self)
+        """Sweeps, cold storage, stats, dead letters, conflict review and reindex."""
 
     async def __aenter__(self) -> AsyncMemoryClient:
         await self.connect()
@@ -126,98 +132,60 @@ class AsyncMemoryClient(PoolOperations):
 
     # -- writes ---------------------------------------------------------------
 
-    def _event(self, fields: Mapping[str, Any], caller: str) -> MemoryEvent:
+    def _request(self, fields: Mapping[str, Any], caller: str) -> WriteRequest:
+        """A write's fields validated; the caller is its writer unless it names one."""
         if fields.get("agent_id") is None and caller:
             fields = {**fields, "agent_id": caller}
-        return build_event(
-            self.settings.namespace,
+        limits = self.settings
+        return parse_write(
             fields,
-            max_content_chars=self.settings.max_content_chars,
-            max_tags=self.settings.max_tags,
+            namespace=self.settings.namespace,
+            max_content_chars=limits.max_content_chars,
+            max_tags=limits.max_tags,
+            default_wait_s=limits.write_wait_timeout_s,
         )
 
     async def write(
-        self,
-        content: str,
-        *,
-        context: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        task_type: str | None = None,
-        source: str | None = None,
-        tags: Sequence[str] = (),
-        protected: bool = False,
-        visibility: Visibility = "shared",
-        importance: float | None = None,
-        half_life_days: float | None = None,
-        occurred_at: float | None = None,
-        idempotency_key: str | None = None,
-        wait: bool = False,
-        timeout_s: float | None = None,
-        as_agent: str | None = None,
+        self, content: str, *, as_agent: str | None = None, **options: Unpack[WriteOptions]
     ) -> WriteReceipt:
         """Accept one memory; returns at once unless ``wait=True``.
 
-        The memory is recorded as written by ``agent_id`` when given (the
-        library is trusted), else by the caller (``as_agent``, else
-        ``Settings.agent_id``).
-
-        ``importance`` (0..1) is a hint that nudges the write score;
-        ``half_life_days`` sets how fast the memory's retention decays
-        (default: its task type's, else ``Settings.half_life_days``);
-        ``occurred_at`` (unix seconds) is when what it tells of happened, if
-        known (searches filter on it and hits show it);
-        ``visibility="private"`` keeps the memory to ``agent_id``; an
-        ``idempotency_key`` makes a retried write a no-op. With ``wait=True``
-        the receipt comes once the memory is searchable (or says why it was
-        dropped), within ``timeout_s`` (default ``write_wait_timeout_s``; 0
-        looks once).
-
-        ``context`` (e.g. the previous message, at most 4,000 characters) is
-        embedded with the content for the contextual vector only; keywords
-        and the static vector read the content alone. Its last 600 bytes are
-        kept (``neighbours.CONTEXT_KEPT_BYTES``), and ``get()`` shows them.
+        ``options`` are the fields of ``core.requests.WriteOptions``, each
+        described there. The memory is recorded as written by ``agent_id``
+        when given (the library is trusted), else by the caller (``as_agent``,
+        else ``Settings.agent_id``). ``visibility="private"`` keeps it to its
+        writer; an ``idempotency_key`` makes a retried write a no-op; with
+        ``wait=True`` the receipt comes once the memory is searchable (or says
+        why it was dropped), within ``timeout_s`` (default
+        ``write_wait_timeout_s``; 0 looks once). ``context`` (e.g. the previous
+        message) is embedded with the content for the contextual vector only;
+        its last 600 bytes are kept, and ``get()`` shows them.
         """
-        fields = {
-            "content": content,
-            "agent_id": agent_id,
-            "session_id": session_id,
-            "task_type": task_type,
-            "source": source,
-            "tags": tags,
-            "protected": protected,
-            "visibility": visibility,
-            "importance": importance,
-            "half_life_days": half_life_days,
-            "occurred_at": occurred_at,
-            "idempotency_key": idempotency_key,
-            "wait": wait,
-            "timeout_s": timeout_s,
-            "context": context,
-        }
-        event = self._event(fields, self.caller(as_agent))
+        _known_keywords("write", options, WRITE_FIELDS)
+        request = self._request({"content": content, **options}, self.caller(as_agent))
         redis = self._redis or await self.connect()
-        if wait:
+        if request.wait_s is not None:
             await self._require_search(redis)
         durable = self.profile.wait_aof
-        if idempotency_key is None:
-            receipt = await self._writer.append_one(redis, event, durable=durable)
+        if request.keyed:
+            receipt = (await self._writer.append(redis, [request.event], [True], durable=durable))[
+                0
+            ]
         else:
-            receipt = (await self._writer.append(redis, [event], [True], durable=durable))[0]
-        waits = {0: wait_timeout_s(fields, self.settings.write_wait_timeout_s)} if wait else {}
-        return (await self._settle(redis, [receipt], waits))[0]
+            receipt = await self._writer.append_one(redis, request.event, durable=durable)
+        return (await self._settle(redis, [receipt], [request]))[0]
 
     async def write_many(
         self,
-        items: Sequence[Mapping[str, Any]],
+        items: Sequence[WriteItem],
         *,
         context_from_previous: int = 0,
         as_agent: str | None = None,
     ) -> list[WriteReceipt]:
         """Accept a batch in one round trip; every item is validated first.
 
-        Each item is a dict of the keyword arguments of ``write`` (with
-        ``content``). The batch is accepted whole or not at all.
+        Each item is a dict of the arguments of ``write`` (``content`` and the
+        ``WriteOptions``). The batch is accepted whole or not at all.
 
         ``context_from_previous=N`` (a transcript): an item with a
         ``session_id`` and no ``context`` of its own gets the contents of the
@@ -228,33 +196,30 @@ class AsyncMemoryClient(PoolOperations):
         """
         if isinstance(items, Mapping | str | bytes) or not isinstance(items, Iterable):
             raise InvalidMemory("write_many takes a list of dicts")
-        items = list(items)  # a generator is read once, here
+        given: list[Mapping[str, Any]] = list(items)  # a generator is read once, here
         caller = self.caller(as_agent)
         depth = context_depth(context_from_previous)
         tails: Mapping[Any, tuple[str, ...]] = {}
-        if depth and all(isinstance(item, Mapping) for item in items):
-            items, tails = self._tails.fill(items, depth, caller)
-        events = []
-        for n, item in enumerate(items):
+        if depth and all(isinstance(item, Mapping) for item in given):
+            given, tails = self._tails.fill(given, depth, caller)
+        requests = []
+        for n, item in enumerate(given):
             if not isinstance(item, Mapping):
                 raise InvalidMemory(f"item {n} is not a dict")
             try:
-                events.append(self._event(item, caller))
+                requests.append(self._request(item, caller))
             except InvalidMemory as e:
                 raise InvalidMemory(f"item {n}: {e}") from None
-        if not events:
+        if not requests:
             return []
-        default_s = self.settings.write_wait_timeout_s
-        waits = {
-            n: wait_timeout_s(item, default_s) for n, item in enumerate(items) if item.get("wait")
-        }
         redis = self._redis or await self.connect()
-        if waits:
+        if any(r.wait_s is not None for r in requests):
             await self._require_search(redis)
-        keyed = [item.get("idempotency_key") is not None for item in items]
+        events = [r.event for r in requests]
+        keyed = [r.keyed for r in requests]
         receipts = await self._writer.append(redis, events, keyed, durable=self.profile.wait_aof)
         self._tails.remember(tails)  # only once accepted: a retried batch gets the same contexts
-        return await self._settle(redis, receipts, waits)
+        return await self._settle(redis, receipts, requests)
 
     async def _require_search(self, redis: Redis) -> None:
         """Before a ``wait=True`` write: without the search module it could only time out."""
@@ -263,60 +228,39 @@ class AsyncMemoryClient(PoolOperations):
             self._search_checked = True
 
     async def _settle(
-        self, redis: Redis, receipts: list[WriteReceipt], waits: Mapping[int, float]
+        self, redis: Redis, receipts: list[WriteReceipt], requests: Sequence[WriteRequest]
     ) -> list[WriteReceipt]:
         """After the append (and its AOF fsync: durable profile), the awaited outcomes."""
-        for n, timeout_s in waits.items():
-            receipts[n] = await self._writer.wait_outcome(redis, receipts[n], timeout_s)
+        for n, request in enumerate(requests):
+            if request.wait_s is not None:
+                receipts[n] = await self._writer.wait_outcome(redis, receipts[n], request.wait_s)
         return receipts
 
     # -- search ---------------------------------------------------------------
 
     async def search(
-        self,
-        query: str,
-        *,
-        top_k: int = 5,
-        mode: SearchMode = "hybrid",
-        task_type: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        tags: Sequence[str] | None = None,
-        since: float | None = None,
-        until: float | None = None,
-        occurred_since: float | None = None,
-        occurred_until: float | None = None,
-        include_archived: bool = False,
-        max_tokens: int | None = None,
-        as_agent: str | None = None,
+        self, query: str, *, as_agent: str | None = None, **options: Unpack[SearchOptions]
     ) -> list[SearchHit]:
         """Hybrid (vector + keyword), vector or keyword search with metadata filters.
 
-        The caller (``as_agent``, else ``Settings.agent_id``) sees the shared
+        ``options`` are the fields of ``core.requests.SearchOptions``, each
+        described there (``top_k``, ``mode``, the filters, ``max_tokens``). The
+        caller (``as_agent``, else ``Settings.agent_id``) sees the shared
         memories and its own private ones; ``agent_id`` keeps those written by
-        that agent. ``tags``: all must be present; ``since``/``until``: unix
-        seconds of ``created_at``; ``occurred_since``/``occurred_until``: of
-        ``occurred_at`` (only memories that have one match). ``max_tokens``:
-        hits in rank order until their content would pass that many tokens. Bad arguments raise
-        ``InvalidQuery``.
+        that agent; ``tags`` must all be present; ``since``/``until`` bound
+        ``created_at``, ``occurred_since``/``occurred_until`` bound
+        ``occurred_at`` (only memories that have one match). Bad arguments
+        raise ``InvalidQuery``.
         """
-        budget = check_max_tokens(max_tokens)
-        filters = search_filters(
-            agent_id=agent_id,
-            session_id=session_id,
-            task_type=task_type,
-            tags=tags,
-            since=since,
-            until=until,
-            occurred_since=occurred_since,
-            occurred_until=occurred_until,
-            include_archived=include_archived,
-            viewer=self.caller(as_agent),
-        )
+        _known_keywords("search", options, SEARCH_OPTIONS)
+        request = parse_search(query, options, viewer=self.caller(as_agent))
         for attempt in (1, 2):
             searcher = self._searcher or await self._open_searcher()
             try:
-                hits = await searcher.search(query, top_k=top_k, mode=mode, filters=filters)
+                hits = await searcher.search(
+                    request.query, top_k=request.top_k, mode=request.mode, filters=request.filters
+                )
+                budget = request.max_tokens
                 return hits if budget is None else within_budget(hits, budget)
             except EmbeddingMismatch:
                 # A reindex moved the index under this client: open it again once.
@@ -329,6 +273,10 @@ class AsyncMemoryClient(PoolOperations):
     async def _open_searcher(self) -> Searcher:
         self._searcher = await Searcher.open(await self.connect(), self.keys, self.settings)
         return self._searcher
+
+    def index_changed(self) -> None:
+        """The index may have been created or rebuilt: the next search opens it anew."""
+        self._searcher = None
 
     # -- one memory -------------------------------------------------------------
 
@@ -413,6 +361,30 @@ class AsyncMemoryClient(PoolOperations):
     ) -> MemoryRecord:
         """Mark a memory as protected from retention sweeps (or lift the mark)."""
         return await self._set_fields(memory_id, as_agent, protected="1" if protected else "0")
+
+    # -- the namespace as a whole: ``client.pool``'s methods, offered here too ---------
+
+    sweep = on_pool(PoolOperations.sweep)
+    export = on_pool(PoolOperations.export)
+    purge_exported = on_pool(PoolOperations.purge_exported)
+    import_file = on_pool(PoolOperations.import_file)
+    stats = on_pool(PoolOperations.stats)
+    dead_letters = on_pool(PoolOperations.dead_letters)
+    replay_dead_letters = on_pool(PoolOperations.replay_dead_letters)
+    conflicts = on_pool(PoolOperations.conflicts)
+    resolve_conflict = on_pool(PoolOperations.resolve_conflict)
+    conflict_resolutions = on_pool(PoolOperations.conflict_resolutions)
+    reindex = on_pool(PoolOperations.reindex)
+
+
+def _known_keywords(method: str, options: Mapping[str, Any], known: Sequence[str]) -> None:
+    """What Python says of a keyword a method does not take (its options are typed, not
+    spelled out in its signature)."""
+    unknown = sorted(options.keys() - set(known))
+    if unknown:
+        raise TypeError(
+            f"AsyncMemoryClient.{method}() got an unexpected keyword argument {unknown[0]!r}"
+        )
 
 
 def _check_id(memory_id: str) -> None:

@@ -1,13 +1,17 @@
-"""The pool-wide operations of ``AsyncMemoryClient``: retention, cold storage, operators.
+"""What acts on a namespace as a whole: retention, cold storage, the operators' reads.
 
-A base class so that ``client`` stays about one memory at a time; every
-method here acts on the namespace as a whole.
+``PoolOperations`` is composed into ``AsyncMemoryClient`` (``client.pool``)
+and each of its methods is offered on the client as well (``on_pool``:
+``client.sweep(...)`` is ``client.pool.sweep(...)``, with the same
+signature and docstring). It reaches Redis, the caller's identity and single
+memories through its host, the client (``PoolHost``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from redis.asyncio import Redis
 
@@ -31,28 +35,49 @@ from hindsight_redis.ops import admin
 from hindsight_redis.ops.admin import DeadLetter
 from hindsight_redis.settings import Settings
 
-if TYPE_CHECKING:
-    from hindsight_redis.search.searcher import Searcher
+
+class PoolHost(Protocol):
+    """What the pool operations need of the client that holds them."""
+
+    settings: Settings
+    keys: Keys
+
+    async def connect(self) -> Redis:
+        """The connection, opened on first use."""
+        ...
+
+    async def get(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord | None:
+        """One memory as the caller sees it."""
+        ...
+
+    def caller(self, as_agent: str | None = None) -> str:
+        """Who a call acts as."""
+        ...
+
+    def index_changed(self) -> None:
+        """The index may have been created or rebuilt: the next search opens it anew."""
+        ...
 
 
 class PoolOperations:
     """Sweeps, export/purge/import, stats, dead letters, conflicts and reindex."""
 
-    settings: Settings
-    keys: Keys
-    _searcher: Searcher | None
+    def __init__(self, host: PoolHost) -> None:
+        self.host = host
+
+    @property
+    def settings(self) -> Settings:
+        """The host's settings."""
+        return self.host.settings
+
+    @property
+    def keys(self) -> Keys:
+        """The host's keys (its namespace)."""
+        return self.host.keys
 
     async def connect(self) -> Redis:
-        """The connection (``AsyncMemoryClient.connect``)."""
-        raise NotImplementedError
-
-    async def get(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord | None:
-        """One memory as the caller sees it (``AsyncMemoryClient.get``)."""
-        raise NotImplementedError
-
-    def caller(self, as_agent: str | None = None) -> str:
-        """Who a call acts as (``AsyncMemoryClient.caller``)."""
-        raise NotImplementedError
+        """The host's connection."""
+        return await self.host.connect()
 
     # -- retention --------------------------------------------------------------
 
@@ -113,7 +138,7 @@ class PoolOperations:
         report = await import_memories(
             await self.connect(), self.keys, self.settings, Path(path), progress=progress
         )
-        self._searcher = None  # the import may have created the index
+        self.host.index_changed()  # the import may have created the index
         return report
 
     # -- the operators' side ------------------------------------------------------
@@ -155,7 +180,7 @@ class PoolOperations:
         it. ``InvalidArgument`` when there is no open conflict to decide.
         """
         keep, text = check_resolution(keep, note)
-        record = await self.get(memory_id, as_agent=as_agent)
+        record = await self.host.get(memory_id, as_agent=as_agent)
         if record is None:
             raise NotFound(f"no memory {memory_id!r} in namespace {self.settings.namespace!r}")
         others = list(record.conflicts_with)
@@ -166,7 +191,7 @@ class PoolOperations:
                     f"(open: {', '.join(others) or 'none'})"
                 )
             others = [other_id]
-        visible = [o for o in others if await self.get(o, as_agent=as_agent) is not None]
+        visible = [o for o in others if await self.host.get(o, as_agent=as_agent) is not None]
         if not visible:
             raise InvalidArgument(f"memory {memory_id!r} has no open conflict to resolve")
         return await resolve_pairs(
@@ -175,7 +200,7 @@ class PoolOperations:
             memory_id,
             visible,
             keep=keep,
-            by=self.caller(as_agent) or "operator",
+            by=self.host.caller(as_agent) or "operator",
             note=text,
         )
 
@@ -195,5 +220,34 @@ class PoolOperations:
         from hindsight_redis.index.manager import reindex_namespace
 
         info = await reindex_namespace(await self.connect(), self.keys, self.settings, embedder)
-        self._searcher = None  # the next search re-opens against the new index
+        self.host.index_changed()  # the next search re-opens against the new index
         return info
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+Method = Callable[Concatenate[PoolOperations, P], Coroutine[Any, Any, T]]
+
+
+class on_pool(Generic[P, T]):
+    """A method of ``PoolOperations`` offered on its host: ``host.sweep(...)`` runs
+    ``host.pool.sweep(...)``. Read on the class, it is the method itself (its signature
+    and docstring, for ``help()`` and the blocking client)."""
+
+    def __init__(self, method: Method[P, T]) -> None:
+        self.method = method
+
+    @overload
+    def __get__(self, host: None, owner: type) -> Method[P, T]: ...
+
+    @overload
+    def __get__(self, host: object, owner: type) -> Callable[P, Coroutine[Any, Any, T]]: ...
+
+    def __get__(
+        self, host: object, owner: type
+    ) -> Method[P, T] | Callable[P, Coroutine[Any, Any, T]]:
+        if host is None:
+            return self.method
+        pool: PoolOperations = host.pool  # type: ignore[attr-defined]
+        bound: Callable[P, Coroutine[Any, Any, T]] = self.method.__get__(pool, PoolOperations)
+        return bound

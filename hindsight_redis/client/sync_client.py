@@ -22,12 +22,15 @@ T = TypeVar("T")
 
 
 def _blocking(
-    method: Callable[Concatenate[AsyncMemoryClient, P], Coroutine[Any, Any, T]],
+    method: Callable[Concatenate[Any, P], Coroutine[Any, Any, T]],
 ) -> Callable[Concatenate[MemoryClient, P], T]:
-    """The blocking form of an ``AsyncMemoryClient`` method."""
+    """The blocking form of an ``AsyncMemoryClient`` method (or of a ``client.pool`` one
+    it offers), found by name on the async client when called."""
+    name = method.__name__
 
     def run(self: MemoryClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return self._run(method(self._client, *args, **kwargs))
+        bound: Callable[P, Coroutine[Any, Any, T]] = getattr(self._client, name)
+        return self._run(bound(*args, **kwargs))
 
     functools.update_wrapper(run, method)  # name, docstring, signature (via __wrapped__)
     return run

@@ -71,11 +71,6 @@ def script_of(ch: str) -> str:
     return "other"
 
 
-def is_han(ch: str) -> bool:
-    """True for a Han (Chinese) character, extensions included."""
-    return script_of(ch) == "han"
-
-
 def is_cjk(ch: str) -> bool:
     """True for a Han, kana or hangul character."""
     return script_of(ch) in CJK

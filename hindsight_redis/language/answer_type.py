@@ -19,6 +19,7 @@ import functools
 import re
 
 from hindsight_redis.core.text import has_han
+from hindsight_redis.language.calendar import WEEKDAY_ABBREVIATIONS, WEEKDAYS, alternation
 from hindsight_redis.language.when import MONTH_NAMES, NUMBER_WORDS, RELATIVE_PHRASES
 
 _QUESTION = re.compile(
@@ -33,17 +34,14 @@ _QUESTION = re.compile(
 )
 _HAN_QUESTION = re.compile(r"什么时候|何时|哪天|哪一天|哪年|哪一年|几月|几号|多久|多长时间|多少年")
 
-_WEEKDAYS = (
-    r"mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|"
-    r"sat(?:urday)?|sun(?:day)?"
-)
+_WEEKDAYS = alternation([*WEEKDAYS, *WEEKDAY_ABBREVIATIONS])
 _UNITS = r"(?:second|minute|hour|day|night|week|weekend|month|year|decade|semester|season)s?"
 _COUNT = (
     r"(?:\d{1,4}|a|an|a few|a couple of|couple of|few|several|"
     + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
     + ")"
 )
-_MONTH_NAMES = "|".join(sorted(map(re.escape, MONTH_NAMES), key=len, reverse=True))
+_MONTH_NAMES = alternation(MONTH_NAMES)
 # when.py's fixed phrases (all its languages), and what only a text that tells needs
 _PHRASES = "|".join(
     sorted((re.escape(p) for p in RELATIVE_PHRASES if not has_han(p)), key=len, reverse=True)

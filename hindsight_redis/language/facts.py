@@ -19,6 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hindsight_redis.core.text import HAN_CLASS, has_han, one_word_swapped
+from hindsight_redis.language.calendar import (
+    AMBIGUOUS_MONTHS,
+    MONTH_ABBREVIATIONS,
+    MONTH_NUMBERS,
+    MONTHS,
+    WEEKDAY_ABBREVIATIONS,
+    WEEKDAYS,
+)
 from hindsight_redis.language.speaker import strip_speaker_label
 from hindsight_redis.language.stopwords import stopword_set
 
@@ -29,21 +37,6 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
 # Latin words and digits may touch Chinese characters ("在GitHub上", "早上7:30"), where
 # \b sees no boundary: the edges of a word or number are spelled out instead.
 _L, _R = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
@@ -67,13 +60,15 @@ _NUMBER_WORDS = {
 } | {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000"}
 # English words that are values: weekdays, months, relative days, times of day, numbers...
 _LEXICON: dict[str, tuple[str, str]] = {
-    **{w: ("weekday", d) for d in _WEEKDAYS for w in (d, d + "s")},
-    "tues": ("weekday", "tuesday"),
-    "thur": ("weekday", "thursday"),
-    "thurs": ("weekday", "thursday"),
-    **{m: ("month", m) for m in _MONTHS if m not in ("may", "march")},
-    **{m[:3]: ("month", m) for m in _MONTHS if m not in ("may", "march")},
-    "sept": ("month", "september"),
+    **{w: ("weekday", d) for d in WEEKDAYS for w in (d, d + "s")},
+    # "tues", "thurs"; the three-letter ones are words too ("sat", "sun", "wed"): below
+    **{w: ("weekday", WEEKDAYS[n]) for w, n in WEEKDAY_ABBREVIATIONS.items() if len(w) > 3},
+    **{m: ("month", m) for m in MONTHS if m not in AMBIGUOUS_MONTHS},
+    **{
+        m: ("month", MONTHS[n - 1])
+        for m, n in MONTH_ABBREVIATIONS.items()
+        if m not in AMBIGUOUS_MONTHS
+    },
     **{d: ("day", d) for d in ("today", "tomorrow", "yesterday", "tonight")},
     "noon": ("time", "12:00"),
     "midday": ("time", "12:00"),
@@ -82,10 +77,11 @@ _LEXICON: dict[str, tuple[str, str]] = {
 }
 # ... and those that are values only when capitalised ("May 3", not "may"; "Sat", not "sat").
 _CAPITALISED = {
-    "may": ("month", "may"),
-    "march": ("month", "march"),
-    "mar": ("month", "march"),
-    **{d[:3]: ("weekday", d) for d in _WEEKDAYS},
+    **{
+        m: ("month", MONTHS[{**MONTH_NUMBERS, **MONTH_ABBREVIATIONS}[m] - 1])
+        for m in AMBIGUOUS_MONTHS
+    },
+    **{w: ("weekday", WEEKDAYS[n]) for w, n in WEEKDAY_ABBREVIATIONS.items() if len(w) == 3},
 }
 _NEGATORS = frozenset(
     _words(
@@ -229,7 +225,7 @@ def _numbers(reader: _Reader) -> None:
         _ISO_DATE,
         "number",
         lambda m: (
-            [("number", int(m[1])), ("month", _MONTHS[int(m[2]) - 1]), ("number", int(m[3]))]
+            [("number", int(m[1])), ("month", MONTHS[int(m[2]) - 1]), ("number", int(m[3]))]
             if 1 <= int(m[2]) <= 12
             else None
         ),
@@ -319,7 +315,7 @@ def _chinese(reader: _Reader) -> None:
         return _clock(hour, minute)
 
     reader.take(_ZH_CLOCK, "time", clock)
-    reader.take(_ZH_MONTH, "month", lambda m: _MONTHS[(_zh_number(m[1]) - 1) % 12])
+    reader.take(_ZH_MONTH, "month", lambda m: MONTHS[(_zh_number(m[1]) - 1) % 12])
     reader.take(_ZH_DATE, "number", lambda m: _zh_number(m[1]))
     reader.take(_ZH_DAY, "day", lambda m: m[0])
     reader.take(_ZH_COUNT, "number", lambda m: _zh_number(m[1]))

@@ -22,27 +22,16 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from hindsight_redis.core.text import has_han
+from hindsight_redis.language.calendar import (
+    AMBIGUOUS_MONTHS,
+    MONTH_ABBREVIATIONS,
+    MONTH_NUMBERS,
+    alternation,
+)
 
 Unit = str  # "day", "week", "month" or "year"
 
-_MONTHS = {
-    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
-    "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
-    "januar": 1, "jänner": 1, "februar": 2, "märz": 3, "mai": 5, "juni": 6, "juli": 7,
-    "oktober": 10, "dezember": 12,
-    "janvier": 1, "février": 2, "fevrier": 2, "mars": 3, "avril": 4, "juin": 6,
-    "juillet": 7, "août": 8, "aout": 8, "septembre": 9, "octobre": 10, "novembre": 11,
-    "décembre": 12, "decembre": 12,
-    "enero": 1, "febrero": 2, "marzo": 3, "abril": 4, "mayo": 5, "junio": 6, "julio": 7,
-    "agosto": 8, "septiembre": 9, "setiembre": 9, "octubre": 10, "noviembre": 11,
-    "diciembre": 12,
-}  # fmt: skip
-# Abbreviations are dates only next to a day or a year ("Mar 3", "Dec 2023").
-_ABBREVIATIONS = {
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9,
-    "sept": 9, "oct": 10, "nov": 11, "dec": 12,
-}  # fmt: skip
-_ALL_MONTHS = {**_MONTHS, **_ABBREVIATIONS}
+_ALL_MONTHS = {**MONTH_NUMBERS, **MONTH_ABBREVIATIONS}
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2,
@@ -53,8 +42,6 @@ MONTH_NAMES = frozenset(_ALL_MONTHS)
 """Month names and abbreviations (English, German, French, Spanish)."""
 NUMBER_WORDS = frozenset(_NUMBERS)
 """Small counts written as words ("two", "a couple", "drei")."""
-# English words that are month names only when they read as dates ("May I", "march on").
-_AMBIGUOUS = frozenset({"may", "march", "mar"})
 _STRONG_CONTEXT = frozenset(
     {
         "in",
@@ -134,10 +121,8 @@ RELATIVE_PHRASES = frozenset(_PHRASES)
 _B, _E = r"(?<![\w'-])", r"(?![\w-])(?!'(?!s\b))"
 _HAN_NUM = "[〇零一二两三四五六七八九十]+"
 _NUM = rf"(?:\d{{1,3}}|{_HAN_NUM})"
-_MONTH = "(?P<month>" + "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True)) + ")"
-_ANY_MONTH = (
-    "(?P<month>" + "|".join(sorted(map(re.escape, _ALL_MONTHS), key=len, reverse=True)) + ")"
-)
+_MONTH = "(?P<month>" + alternation(MONTH_NUMBERS) + ")"
+_ANY_MONTH = "(?P<month>" + alternation(_ALL_MONTHS) + ")"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th|er|º|\.)?"
 _YEAR = r"(?P<year>(?:1[89]|2[01])\d{2})"
 _CONTEXT = (
@@ -223,7 +208,7 @@ def _explicit(groups: dict[str, str | None], today: date, anchor: date) -> Found
     if not text:
         return _year(groups, today, anchor)
     context = (groups.get("ctx") or "").lower()
-    if text in _AMBIGUOUS and not groups.get("year") and context not in _STRONG_CONTEXT:
+    if text in AMBIGUOUS_MONTHS and not groups.get("year") and context not in _STRONG_CONTEXT:
         return None
     raw = text.lower()
     month = _ALL_MONTHS.get(raw) or (_number(raw) if raw else 0)

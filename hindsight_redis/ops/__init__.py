@@ -1,1 +1,7 @@
-"""TODO."""
+"""What operators read: stats, dead letters, metrics, the health of a deployment.
+
+``admin`` (stats, dead letters, conflicts, recent memories and drops),
+``stats`` (counters and stream state of many namespaces at once),
+``metrics`` (Prometheus), ``doctor`` (health checks of a server or a
+cluster), ``render`` (plain text for people).
+"""

@@ -101,11 +101,6 @@ def resolve(settings: Settings) -> Target:
     return Target(state.url, get_profile(settings.profile), password)
 
 
-def resolve_url(settings: Settings) -> str:
-    """The Redis URL to use; starts the embedded server when none is configured."""
-    return resolve(settings).url
-
-
 async def connect(settings: Settings) -> aioredis.Redis:
     """An asyncio Redis client that answers PING (see ``open_redis``)."""
     target = await asyncio.to_thread(resolve, settings)

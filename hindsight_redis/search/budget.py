@@ -8,17 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hindsight_redis.core.models import SearchHit
-from hindsight_redis.errors import InvalidQuery, shown
 from hindsight_redis.language.tokens import count_tokens
-
-
-def check_max_tokens(max_tokens: object) -> int | None:
-    """``max_tokens`` once valid (None or a positive integer); ``InvalidQuery`` if not."""
-    if max_tokens is None:
-        return None
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise InvalidQuery(f"max_tokens must be a positive integer, got {shown(max_tokens)}")
-    return max_tokens
 
 
 def within_budget(hits: Sequence[SearchHit], max_tokens: int) -> list[SearchHit]:

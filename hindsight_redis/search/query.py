@@ -24,9 +24,8 @@ from typing import Any
 
 from hindsight_redis.core.documents import SCOPE_FIELDS
 from hindsight_redis.core.fields import TEXT_FIELD
-from hindsight_redis.core.models import SearchFilters, finite_number
-from hindsight_redis.core.text import HAN_CLASS, han_runs, is_han_word, text_problem
-from hindsight_redis.errors import InvalidQuery, shown
+from hindsight_redis.core.models import SearchFilters
+from hindsight_redis.core.text import HAN_CLASS, han_runs, is_han_word
 from hindsight_redis.language.stopwords import stopword_set
 
 MODES = ("hybrid", "vector", "keyword")
@@ -45,98 +44,6 @@ _MAX_TERMS = 64
 # Weight of the keyword leg's union clause (stem-aware, partially scored under
 # a filter) beside the exact optional terms; 0.5 was best on LoCoMo dev.
 UNION_WEIGHT = 0.5
-
-
-def check_search(query: object, top_k: object, mode: object) -> str:
-    """The stripped query, once the arguments of a search are valid; ``InvalidQuery`` if not."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidQuery("query must be a non-empty string")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidQuery(f"query is {len(query)} characters, limit is {MAX_QUERY_CHARS}")
-    problem = text_problem(query)
-    if problem is not None:
-        raise InvalidQuery(f"query {problem}")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise InvalidQuery(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {shown(top_k)}")
-    if mode not in MODES:
-        raise InvalidQuery(f"mode must be one of {', '.join(MODES)}, got {shown(mode)}")
-    return query.strip()
-
-
-def _filter_text(name: str, value: object) -> str | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise InvalidQuery(f"{name} must be a string, got {type(value).__name__}")
-    return _filter_value(name, value)
-
-
-def _filter_value(name: str, value: str) -> str:
-    """A value a tag clause matches exactly: bounded, no control characters."""
-    if len(value) > MAX_FILTER_CHARS:
-        raise InvalidQuery(f"{name} is {len(value)} characters, limit is {MAX_FILTER_CHARS}")
-    problem = text_problem(value, controls=False)
-    if problem is not None:
-        raise InvalidQuery(f"{name} {problem}")
-    return value
-
-
-def _bound(name: str, value: object) -> float | None:
-    if value is None:
-        return None
-    number = finite_number(value)
-    if number is None:
-        raise InvalidQuery(f"{name} must be a finite number (unix seconds), got {shown(value)}")
-    return number
-
-
-def search_filters(
-    *,
-    agent_id: object = None,
-    session_id: object = None,
-    task_type: object = None,
-    tags: object = None,
-    since: object = None,
-    until: object = None,
-    include_archived: object = False,
-    viewer: str = "",
-    occurred_since: object = None,
-    occurred_until: object = None,
-) -> SearchFilters:
-    """Validated ``SearchFilters`` from the keyword arguments of ``search()``.
-
-    ``viewer`` is the identity of the caller (who may see its private memories).
-    """
-    if tags is not None and (isinstance(tags, str) or not isinstance(tags, Sequence)):
-        raise InvalidQuery("tags must be a list of strings")
-    tag_values = None if tags is None else tuple(tags)
-    if tag_values is not None:
-        if len(tag_values) > MAX_FILTER_TAGS:
-            raise InvalidQuery(f"{len(tag_values)} tags given, limit is {MAX_FILTER_TAGS}")
-        # Stripped as a write strips them, so a memory is found by the tags it was given.
-        if not all(isinstance(t, str) and t.strip() for t in tag_values):
-            raise InvalidQuery("tags must be non-empty strings")
-        tag_values = tuple(_filter_value("tag", t.strip()) for t in tag_values)
-    low, high = _bound("since", since), _bound("until", until)
-    if low is not None and high is not None and low > high:
-        raise InvalidQuery(f"since ({low}) is after until ({high})")
-    first, last = _bound("occurred_since", occurred_since), _bound("occurred_until", occurred_until)
-    if first is not None and last is not None and first > last:
-        raise InvalidQuery(f"occurred_since ({first}) is after occurred_until ({last})")
-    if not isinstance(include_archived, bool):
-        raise InvalidQuery("include_archived must be true or false")
-    return SearchFilters(
-        agent_id=_filter_text("agent_id", agent_id),
-        session_id=_filter_text("session_id", session_id),
-        task_type=_filter_text("task_type", task_type),
-        tags=tag_values,
-        since=low,
-        until=high,
-        include_archived=include_archived,
-        viewer=viewer,
-        occurred_since=first,
-        occurred_until=last,
-    )
 
 
 def parse_explain(lines: Iterable[str | bytes]) -> list[str]:

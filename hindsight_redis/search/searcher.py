@@ -27,6 +27,7 @@ import numpy as np
 from prometheus_client import Histogram
 from redis.asyncio import Redis
 
+from hindsight_redis.core.checks import check_search
 from hindsight_redis.core.documents import HIT_ONLY_FIELDS as _HIT_ONLY
 from hindsight_redis.core.documents import hit_from_fields
 from hindsight_redis.core.fields import CONTEXT_FIELD
@@ -56,7 +57,6 @@ from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.search import time_boost, time_search
 from hindsight_redis.search.query import (
     DISTANCE,
-    check_search,
     is_selective,
     keyword_command,
     keyword_query,

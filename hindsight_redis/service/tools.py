@@ -14,11 +14,12 @@ import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from hindsight_redis.client.async_client import AsyncMemoryClient
+from hindsight_redis.core.requests import SearchQuery, WriteItem, arguments_model
 from hindsight_redis.lifecycle.review import Keep
 from hindsight_redis.service.tokens import Principal, Scope
 
@@ -47,42 +48,11 @@ class _Arguments(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class WriteArguments(_Arguments):
-    """``memory_write``: the write fields (``models.WRITE_FIELDS``), in order."""
-
-    content: str
-    context: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    task_type: str | None = None
-    source: str | None = None
-    tags: list[str] | None = None
-    protected: bool = False
-    visibility: Literal["shared", "private"] = "shared"
-    importance: float | None = None
-    half_life_days: float | None = None
-    occurred_at: float | None = None
-    idempotency_key: str | None = None
-    wait: bool = False
-    timeout_s: float | None = None
-
-
-class SearchArguments(_Arguments):
-    """``memory_search``: the search arguments but who searches."""
-
-    query: str
-    top_k: int = 5
-    mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
-    agent_id: str | None = None
-    session_id: str | None = None
-    task_type: str | None = None
-    tags: list[str] | None = None
-    since: float | None = None
-    until: float | None = None
-    occurred_since: float | None = None
-    occurred_until: float | None = None
-    include_archived: bool = False
-    max_tokens: int | None = None
+WriteArguments = arguments_model("WriteArguments", WriteItem)
+"""``memory_write``: a write's fields (``core.requests.WriteItem``), ``content`` first."""
+SearchArguments = arguments_model("SearchArguments", SearchQuery)
+"""``memory_search``: the query and the search options (``core.requests.SearchQuery``);
+who searches comes from the call's principal, never from an argument."""
 
 
 class MemoryIdArguments(_Arguments):
@@ -140,28 +110,31 @@ class ToolSpec:
     destructive: bool | None = None
 
     def parameters(self) -> list[inspect.Parameter]:
-        """The arguments as keyword parameters of a function (for signature-reading adapters)."""
+        """The arguments as keyword parameters of a function (for signature-reading adapters),
+        each annotated with its description."""
         return [
             inspect.Parameter(
                 name,
                 inspect.Parameter.KEYWORD_ONLY,
-                annotation=field.annotation,
+                annotation=Annotated[field.annotation, Field(description=field.description)]
+                if field.description
+                else field.annotation,
                 default=inspect.Parameter.empty if field.is_required() else field.default,
             )
             for name, field in self.arguments.model_fields.items()
         ]
 
 
-async def _write(c: AsyncMemoryClient, p: Principal, a: WriteArguments) -> JSON:
-    fields = a.model_dump(exclude={"content", "agent_id", "tags"})
-    receipt = await c.write(
-        a.content, agent_id=writer(p, a.agent_id), tags=a.tags or (), as_agent=p.agent_id, **fields
-    )
+async def _write(c: AsyncMemoryClient, p: Principal, a: BaseModel) -> JSON:
+    fields = a.model_dump()
+    content, agent_id = fields.pop("content"), fields.pop("agent_id")
+    receipt = await c.write(content, agent_id=writer(p, agent_id), as_agent=p.agent_id, **fields)
     return plain(receipt)
 
 
-async def _search(c: AsyncMemoryClient, p: Principal, a: SearchArguments) -> JSON:
-    return plain(await c.search(**a.model_dump(), as_agent=p.agent_id))
+async def _search(c: AsyncMemoryClient, p: Principal, a: BaseModel) -> JSON:
+    options = a.model_dump()
+    return plain(await c.search(options.pop("query"), as_agent=p.agent_id, **options))
 
 
 async def _get(c: AsyncMemoryClient, p: Principal, a: MemoryIdArguments) -> JSON:
@@ -331,5 +304,3 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 """Every tool, in the order adapters list them."""
-
-TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Settings, Worker
+from hindsight_redis.core.checks import MODES
 from hindsight_redis.errors import HindsightError, InvalidArgument, NotFound
-from hindsight_redis.search.query import MODES
 from tests.conftest import Drain
 from tests.integration.hostile import (
     POOL_TEXTS,

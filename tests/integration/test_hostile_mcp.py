@@ -24,7 +24,7 @@ from mcp import ClientSession
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from hindsight_redis import AsyncMemoryClient, Settings, Worker
-from hindsight_redis.search.query import MODES
+from hindsight_redis.core.checks import MODES
 from hindsight_redis.service.mcp import build_server
 from tests.conftest import Drain
 from tests.integration.hostile import (

@@ -415,14 +415,14 @@ async def test_a_resent_entry_of_a_committed_write_is_counted_and_the_backlog_dr
     client: AsyncMemoryClient, drain: Drain
 ) -> None:
     from hindsight_redis.core.codec import encode_event
-    from hindsight_redis.core.models import build_event
+    from hindsight_redis.core.requests import parse_write
 
-    event = build_event(
-        client.settings.namespace,
+    event = parse_write(
         {"content": "Carol moved the standup to Thursday at 10:30"},
+        namespace=client.settings.namespace,
         max_content_chars=1000,
         max_tags=3,
-    )
+    ).event
     for _ in range(2):  # an XADD resent because its reply was lost
         await client.redis.xadd(client.keys.stream, {EVENT_FIELD: encode_event(event)})
     await drain()

@@ -1,4 +1,5 @@
-"""The public surface: one list of write fields, the same in the library, CLI and MCP."""
+"""The public surface: one definition of a write and a search, the same in the library,
+the CLI, the MCP tools and the LangChain tools."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 
 import hindsight_redis
 from hindsight_redis import AsyncMemoryClient, ConfigError, MemoryClient, Settings
-from hindsight_redis.cli import SEARCH_FILTERS, build_parser
-from hindsight_redis.core.models import WRITE_FIELDS
+from hindsight_redis.cli import build_parser
+from hindsight_redis.client.pool import PoolOperations
+from hindsight_redis.core.requests import SEARCH_OPTIONS, WRITE_FIELDS, SearchOptions, WriteOptions
 from hindsight_redis.settings import load_settings
 
 
@@ -47,10 +49,24 @@ def test_the_sync_client_has_every_method_with_the_same_signature() -> None:
         assert not inspect.iscoroutinefunction(method)
 
 
-def test_write_takes_exactly_the_write_fields() -> None:
-    parameters = inspect.signature(AsyncMemoryClient.write).parameters
-    assert tuple(parameters)[1:] == (*WRITE_FIELDS, "as_agent")  # self first; who writes last
-    assert all(p.kind is p.KEYWORD_ONLY for p in list(parameters.values())[2:])
+def test_write_and_search_take_their_request_options() -> None:
+    for method, options in (
+        (AsyncMemoryClient.write, WriteOptions),
+        (AsyncMemoryClient.search, SearchOptions),
+    ):
+        parameters = inspect.signature(method).parameters
+        assert [p.kind for p in parameters.values()][-1] is inspect.Parameter.VAR_KEYWORD
+        assert parameters["options"].annotation == f"Unpack[{options.__name__}]"
+    assert WRITE_FIELDS[0] == "content" and set(WRITE_FIELDS[1:]) == set(
+        WriteOptions.__annotations__
+    )
+    assert set(SEARCH_OPTIONS) == set(SearchOptions.__annotations__)
+
+
+def test_the_client_offers_the_pool_operations_with_their_own_signatures() -> None:
+    for name in ("sweep", "stats", "export", "resolve_conflict", "reindex"):
+        assert getattr(AsyncMemoryClient, name) is getattr(PoolOperations, name)
+        assert getattr(MemoryClient, name).__doc__ == getattr(PoolOperations, name).__doc__
 
 
 def _subparser(name: str) -> argparse.ArgumentParser:
@@ -68,9 +84,7 @@ def _dests(parser: argparse.ArgumentParser) -> set[str]:
 
 def test_the_cli_write_and_search_options_are_the_library_arguments() -> None:
     assert _dests(_subparser("write")) == set(WRITE_FIELDS)
-    search = set(inspect.signature(AsyncMemoryClient.search).parameters) - {"self"}
-    assert _dests(_subparser("search")) - {"json"} == search - {"as_agent"}  # --as-agent: global
-    assert set(SEARCH_FILTERS) <= search
+    assert _dests(_subparser("search")) - {"json"} == {"query", *SEARCH_OPTIONS}
 
 
 def test_the_mcp_tools_take_the_library_arguments(settings_for_mcp: Settings) -> None:
@@ -79,9 +93,10 @@ def test_the_mcp_tools_take_the_library_arguments(settings_for_mcp: Settings) ->
     server, _ = build_server(settings_for_mcp)
     tools = {t.name: t for t in asyncio.run(server.list_tools())}
     assert tuple(tools["memory_write"].inputSchema["properties"]) == WRITE_FIELDS
-    search = tuple(inspect.signature(AsyncMemoryClient.search).parameters)[1:]
     # Who the caller is comes from its token or settings, never from an argument.
-    assert set(tools["memory_search"].inputSchema["properties"]) == set(search) - {"as_agent"}
+    assert tuple(tools["memory_search"].inputSchema["properties"]) == ("query", *SEARCH_OPTIONS)
+    described = tools["memory_search"].inputSchema["properties"]["occurred_since"]
+    assert "happened" in described["description"]
 
 
 @pytest.fixture

@@ -8,19 +8,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hindsight_redis.core.models import build_event, finite_number, wait_timeout_s
+from hindsight_redis.core.checks import check_search, check_timeout, finite_number, search_filters
+from hindsight_redis.core.requests import parse_write
 from hindsight_redis.core.text import text_problem
 from hindsight_redis.errors import InvalidMemory, InvalidQuery, shown
 from hindsight_redis.index.filters import escape_tag
 from hindsight_redis.ops.doctor import exposure_problem, loopback_only
-from hindsight_redis.search.query import check_search, search_filters
 from hindsight_redis.settings import redact_url
 
 
 def _event(**fields: object) -> object:
-    return build_event(
-        "ns", {"content": "a fact worth keeping", **fields}, max_content_chars=100, max_tags=4
-    )
+    return parse_write(
+        {"content": "a fact worth keeping", **fields},
+        namespace="ns",
+        max_content_chars=100,
+        max_tags=4,
+    ).event
 
 
 def test_text_problem_names_lone_surrogates_and_optionally_control_characters() -> None:
@@ -58,7 +61,7 @@ def test_writes_refuse_text_that_is_not_text_and_numbers_beyond_floats() -> None
         with pytest.raises(InvalidMemory, match=re.escape(message)):
             _event(**fields)
     with pytest.raises(InvalidMemory, match="timeout_s must be a finite number"):
-        wait_timeout_s({"timeout_s": 10**400}, 1.0)
+        check_timeout(10**400, 1.0)
     event = _event(content="NUL \x00 and \x1f stay in content", source="a\tb")
     assert event.content == "NUL \x00 and \x1f stay in content"  # type: ignore[attr-defined]
 

@@ -6,18 +6,22 @@ import msgpack
 import numpy as np
 import pytest
 
+from hindsight_redis.core.checks import check_timeout, event_id_for
 from hindsight_redis.core.codec import EVENT_FIELD, decode_event, encode_event
 from hindsight_redis.core.documents import record_from_fields
-from hindsight_redis.core.models import build_event, event_id_for, wait_timeout_s
+from hindsight_redis.core.requests import parse_write
 from hindsight_redis.errors import InvalidMemory, PoisonMessage
 from hindsight_redis.pipeline.commit import doc_from_candidate
 from hindsight_redis.pipeline.stages.base import Candidate
 
 
 def _event(**fields: object):  # type: ignore[no-untyped-def]
-    return build_event(
-        "team-a", {"content": "Alice prefers Chinese", **fields}, max_content_chars=100, max_tags=3
-    )
+    return parse_write(
+        {"content": "Alice prefers Chinese", **fields},
+        namespace="team-a",
+        max_content_chars=100,
+        max_tags=3,
+    ).event
 
 
 def test_event_round_trips_through_msgpack() -> None:
@@ -117,7 +121,7 @@ def test_document_stores_no_original_unless_it_differs(original: str | None) -> 
 
 
 def test_wait_timeout_defaults_only_when_not_given() -> None:
-    assert wait_timeout_s({}, 30.0) == 30.0
-    assert wait_timeout_s({"timeout_s": None}, 30.0) == 30.0
-    assert wait_timeout_s({"timeout_s": 0}, 30.0) == 0.0  # zero means zero, not the default
-    assert wait_timeout_s({"timeout_s": 2.5}, 30.0) == 2.5
+    assert check_timeout(None, 30.0) == 30.0
+    assert check_timeout(None, 30.0) == 30.0
+    assert check_timeout(0, 30.0) == 0.0  # zero means zero, not the default
+    assert check_timeout(2.5, 30.0) == 2.5

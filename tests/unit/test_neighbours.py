@@ -11,20 +11,22 @@ from hindsight_redis.core.codec import EVENT_FIELD, decode_event, encode_event
 from hindsight_redis.core.context import (
     CONTEXT_KEPT_BYTES,
     MAX_CONTEXT_CHARS,
-    SessionTails,
-    context_depth,
     contextual_text,
     kept_context,
 )
 from hindsight_redis.core.documents import memory_document, record_from_fields
-from hindsight_redis.core.models import build_event
+from hindsight_redis.core.requests import parse_write
 from hindsight_redis.errors import InvalidMemory
+from hindsight_redis.write.session_tails import SessionTails, context_depth
 
 
 def _event(**fields: object):  # type: ignore[no-untyped-def]
-    return build_event(
-        "team-a", {"content": "It is on Thursday", **fields}, max_content_chars=100, max_tags=3
-    )
+    return parse_write(
+        {"content": "It is on Thursday", **fields},
+        namespace="team-a",
+        max_content_chars=100,
+        max_tags=3,
+    ).event
 
 
 def _document(event) -> dict[str, str | bytes]:  # type: ignore[no-untyped-def]

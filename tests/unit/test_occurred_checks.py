@@ -8,7 +8,8 @@ import math
 import msgpack
 import pytest
 
-from hindsight_redis.cli.app import moment
+from hindsight_redis.cli.options import moment
+from hindsight_redis.core.checks import search_filters
 from hindsight_redis.core.codec import EVENT_FIELD, decode_event, encode_event
 from hindsight_redis.core.documents import (
     HIT_FIELDS,
@@ -16,20 +17,24 @@ from hindsight_redis.core.documents import (
     memory_document,
     record_from_fields,
 )
-from hindsight_redis.core.models import SearchFilters, SearchHit, build_event
+from hindsight_redis.core.models import SearchFilters, SearchHit
+from hindsight_redis.core.requests import parse_write
 from hindsight_redis.errors import InvalidMemory, InvalidQuery
 from hindsight_redis.index.fields import attribute_names
 from hindsight_redis.index.filters import build_filter
 from hindsight_redis.ops.render import hits_table
-from hindsight_redis.search.query import is_selective, search_filters
+from hindsight_redis.search.query import is_selective
 
 MAY_8 = 1683554160.0  # 2023-05-08 13:56 UTC
 
 
 def _event(**fields: object):  # type: ignore[no-untyped-def]
-    return build_event(
-        "team-a", {"content": "Alice moved to Berlin", **fields}, max_content_chars=100, max_tags=3
-    )
+    return parse_write(
+        {"content": "Alice moved to Berlin", **fields},
+        namespace="team-a",
+        max_content_chars=100,
+        max_tags=3,
+    ).event
 
 
 def _document(event) -> dict[str, str | bytes]:  # type: ignore[no-untyped-def]

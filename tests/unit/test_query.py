@@ -6,17 +6,12 @@ import math
 
 import pytest
 
+from hindsight_redis.core.checks import check_search, search_filters
 from hindsight_redis.core.models import SearchFilters
 from hindsight_redis.errors import InvalidQuery
 from hindsight_redis.index.filters import build_filter, escape_tag, tag_clause, visible
 from hindsight_redis.language.stopwords import stopwords
-from hindsight_redis.search.query import (
-    check_search,
-    keyword_query,
-    keyword_terms,
-    parse_explain,
-    search_filters,
-)
+from hindsight_redis.search.query import keyword_query, keyword_terms, parse_explain
 
 
 def test_stopword_list_is_the_179_nltk_words() -> None:

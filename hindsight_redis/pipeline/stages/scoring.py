@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from hindsight_redis.errors import ProviderError
+from hindsight_redis.language.calendar import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, alternation
 from hindsight_redis.language.speaker import strip_speaker_label
 from hindsight_redis.pipeline.stages.base import Candidate, alive
 from hindsight_redis.providers.llm import LLMClient, LLMOutputError
@@ -109,15 +110,13 @@ _PAST = _Keywords(
     r"learned|learnt|spent|kept|felt|tried)\b|我们?[^，。！？,.!?]{1,6}[了过]",
     "i we my",
 )
+_DATE_WORDS = (*MONTHS, *MONTH_ABBREVIATIONS, *WEEKDAYS)
 _DATE = _Keywords(
-    r"\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|"
-    r"sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?|monday|tuesday|wednesday|"
-    r"thursday|friday|saturday|sunday|yesterday|today|tomorrow|tonight|weekend|"
+    r"\b(" + alternation(_DATE_WORDS) + r"|yesterday|today|tomorrow|tonight|weekend|"
     r"last (week|month|year|night)|next (week|month|year)|ago|summer|winter|spring|"
     r"autumn|fall|\d{4})\b|[昨今明]天|上周|下周|[月日年号点]",
-    "jan janu feb febr mar marc apr apri may jun june jul july aug augu sep sept oct octo "
-    "nov nove dec dece mond tues wedn thur frid satu sund yest toda tomo toni week last "
-    "next ago summ wint spri autu fall",
+    " ".join({w[:4] for w in _DATE_WORDS})
+    + " yest toda tomo toni week last next ago summ wint spri autu fall",
     digits=True,
 )
 # A number: a digit, or one of these words.
