@@ -23,10 +23,14 @@ from hindsight_redis.core.models import MemoryEvent
 from hindsight_redis.index.manager import IndexInfo, MemoryIndex
 from hindsight_redis.pipeline.commit import doc_from_candidate
 from hindsight_redis.pipeline.stages.base import Candidate
+from hindsight_redis.pipeline.worker import WorkerReport
 from hindsight_redis.providers.embedders import Embedder, HashEmbedder
 from hindsight_redis.redis.server import find_binaries, free_port
 from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
+
+Drain = Callable[..., Awaitable[WorkerReport]]
+"""``await drain(settings=None, **worker_options)``: a burst worker's run (fixture ``drain``)."""
 
 
 async def wait_for(predicate: Callable[[], Awaitable[bool]], timeout_s: float = 20.0) -> None:

@@ -23,7 +23,7 @@ from hindsight_redis import AsyncMemoryClient, Settings
 from hindsight_redis.core.context import kept_context
 from hindsight_redis.core.models import MemoryRecord, WriteReceipt
 from hindsight_redis.errors import HindsightError, InvalidArgument
-from tests.conftest import Drain
+from tests.integration.helpers import Drain
 
 T = TypeVar("T")
 CALL_TIMEOUT_S = 30.0  # a call that takes longer is a hang

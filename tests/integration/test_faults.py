@@ -19,8 +19,7 @@ from hindsight_redis import AsyncMemoryClient, RedisUnavailable, Settings, Worke
 from hindsight_redis.cli import main
 from hindsight_redis.redis.connection import SOCKET_TIMEOUT_S
 from hindsight_redis.redis.server import EmbeddedServer, find_binaries, get_profile
-from tests.conftest import Drain
-from tests.integration.helpers import Gate, freeze, wait_for, wait_pid_gone
+from tests.integration.helpers import Drain, Gate, freeze, wait_for, wait_pid_gone
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent

@@ -32,8 +32,7 @@ from hindsight_redis.redis.connection import embedded_server
 from hindsight_redis.service.http import BearerAuth
 from hindsight_redis.service.mcp import PRINCIPAL_STATE
 from hindsight_redis.service.tokens import create_token
-from tests.conftest import Drain
-from tests.integration.helpers import bare_redis
+from tests.integration.helpers import Drain, bare_redis
 
 FACT = "The billing-service deploy window is Tuesday 14:00 UTC, ERR_CONN_RESET on failure"
 DISTINCT = [

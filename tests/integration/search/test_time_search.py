@@ -1,0 +1,89 @@
+"""Candidates a question about time needs and its legs miss (``time_search``), on a real Redis."""
+
+from __future__ import annotations
+
+import pytest
+
+from hindsight_redis import AsyncMemoryClient
+from tests.integration.helpers import Drain
+
+JAN_2022 = 1642075200.0  # 2022-01-13 12:00 UTC
+JUNE_2023 = 1686340500.0  # 2023-06-09 19:55 UTC
+DAY = 86_400.0
+
+
+async def test_a_question_naming_a_month_finds_what_happened_then_in_other_words(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
+    # Two memories match the question's words well, twenty only by the name; the one
+    # that happened in January 2022 matches by the name too, less well than those
+    # twenty (a longer text): the legs' depth (4 x top_k) stops before it, and only the
+    # legs run on the range's memories bring it in, where its date lifts it.
+    people = (
+        "her sister",
+        "the coach",
+        "a neighbour",
+        "her boss",
+        "the teacher",
+        "an old friend",
+        "her cousin",
+        "the mayor",
+        "a reporter",
+        "her mentor",
+        "the doctor",
+        "a stranger",
+        "her uncle",
+        "the pilot",
+        "a student",
+        "her aunt",
+        "the chef",
+        "a dancer",
+        "her landlord",
+        "the nurse",
+    )
+    others = [
+        "Joanna says a major achievement is hard to accomplish",
+        "To accomplish a major achievement, Joanna trains daily",
+        *(f"Joanna had lunch with {p} on a rainy day" for p in people),
+    ]
+    target = (
+        "After three long years of evenings at the kitchen table, Joanna finally has her"
+        " first full screenplay finished and sent out to the studios"
+    )
+    question = "What major achievement did Joanna accomplish in January 2022?"
+    receipts = await client.write_many(
+        [{"content": t, "occurred_at": JUNE_2023 + n * DAY} for n, t in enumerate(others)]
+        + [{"content": target, "occurred_at": JAN_2022}]
+    )
+    assert (await drain()).indexed == 23
+    few = client.settings.model_copy(update={"search_candidates": 3})
+    async with AsyncMemoryClient(few) as ranged:
+        hits = {h.id: h for h in await ranged.search(question, top_k=3)}
+        assert receipts[-1].id in hits and hits[receipts[-1].id].occurred_at == JAN_2022
+    without = few.model_copy(update={"search_date_weight": 0.0})  # the range is not used
+    async with AsyncMemoryClient(without) as plain:
+        assert receipts[-1].id not in [h.id for h in await plain.search(question, top_k=3)]
+
+
+@pytest.mark.parametrize("occurred_at", [JUNE_2023, None])
+async def test_a_when_question_gets_the_turn_that_told_when_right_after_the_details(
+    client: AsyncMemoryClient, drain: Drain, occurred_at: float | None
+) -> None:
+    turns = [
+        "Something scary happened to my family yesterday on the drive home",
+        "A car ran a red light and hit our car, but the kids are okay",
+        "The red light at that crossing has caused a car crash before",
+        "A red light camera would stop the car crashes at that crossing",
+    ]
+    receipts = await client.write_many(
+        [{"content": t, "session_id": "s1", "occurred_at": occurred_at} for t in turns]
+        + [{"content": "My car was at the garage yesterday", "session_id": "s2"}]
+    )
+    assert (await drain()).indexed == 5
+    told_when, details = receipts[0].id, receipts[1].id
+    hits = await client.search("When did the car run the red light and hit them?", top_k=2)
+    assert [h.id for h in hits] == [details, told_when]
+    assert hits[1].occurred_at == occurred_at
+    # Not a question about time: the turns are ranked by the query's words alone.
+    hits = await client.search("Which car ran the red light and hit them?", top_k=2)
+    assert hits[0].id == details and told_when not in [h.id for h in hits]
