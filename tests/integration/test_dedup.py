@@ -197,7 +197,9 @@ async def test_llm_judge_through_litellm_mock(settings: Settings) -> None:
     from hindsight_redis.providers.llm import LLMClient
 
     llm_settings = settings.model_copy(update={"llm_model": "openai/gpt-4o-mini"})
-    llm = LLMClient(llm_settings, mock_response='{"contradicts": true, "reason": "time changed"}')
+    llm = LLMClient(
+        llm_settings.llm, mock_response='{"contradicts": true, "reason": "time changed"}'
+    )
     assert await LLMConflictJudge(llm).contradicts("standup at 10", "standup at 9")
     assert isinstance(judge_from_settings(settings), HeuristicConflictJudge)
 
@@ -272,7 +274,7 @@ async def test_exact_twins_in_flight_at_once_become_one_memory(
     text = "Carol moved the weekly standup to Thursday at 10:30 in room B"
     first = await client.write(text, session_id="s1")
     second = await client.write("  carol moved the weekly standup to thursday at 10:30 in room b")
-    stages = [EmbedStage(embedder_from_settings(settings))]
+    stages = [EmbedStage(embedder_from_settings(settings.embedding))]
     await Worker(settings, stages=stages).run_async(burst=True)
     kept, twin = await client.get(first.id), await client.get(second.id)
     assert kept is not None and kept.status == "active"

@@ -54,7 +54,7 @@ async def test_the_context_goes_into_the_contextual_vector_only(
     info = await MemoryIndex(redis, client.keys, settings).info()
     assert info is not None
     static = await redis.hget(key, info.vector_field)
-    [vector] = embedder_from_settings(settings).embed_sync([ANSWER])
+    [vector] = embedder_from_settings(settings.embedding).embed_sync([ANSWER])
     assert isinstance(static, bytes)
     np.testing.assert_allclose(
         np.frombuffer(static, dtype=info.datatype).astype(np.float32), vector, atol=1e-3
