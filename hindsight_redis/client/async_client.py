@@ -67,7 +67,7 @@ class AsyncMemoryClient(PoolOperations):
         self._owns_redis = redis is None
         self._searcher: Searcher | None = None
         self._search_checked = False
-        self._writer = StreamWriter(self.settings, self.keys)
+        self._writer = StreamWriter(self.settings.write, self.keys)
         self._tails = SessionTails()  # write_many's context_from_previous, across calls
 
     async def __aenter__(self) -> AsyncMemoryClient:
