@@ -78,7 +78,7 @@ class PoolOperations:
         return await sweep(
             await self.connect(),
             self.keys,
-            RetentionPolicy.from_settings(self.settings),
+            RetentionPolicy.from_settings(self.settings.retention),
             threshold=threshold,
             max_active=max_active,
             dry_run=dry_run,

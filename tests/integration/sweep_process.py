@@ -29,7 +29,7 @@ async def main() -> None:
     await sweep(
         redis,
         Keys(settings.key_prefix, settings.namespace),
-        RetentionPolicy.from_settings(settings),
+        RetentionPolicy.from_settings(settings.retention),
         threshold=None,
         max_active=int(sys.argv[1]),
         batch=int(sys.argv[2]),
