@@ -148,9 +148,9 @@ async def capacity(url: str, count: int) -> dict[str, float]:
     redis = Redis.from_url(url)
     try:
         embedder = make_embedder("local")
-        info = await MemoryIndex(redis, keys, settings).ensure(
-            embedder, contextual_from_settings(settings)
-        )
+        info = await MemoryIndex(
+            redis, keys, settings.index, settings.search, settings.embedding
+        ).ensure(embedder, contextual_from_settings(settings))
         before = int((await redis.info("memory"))["used_memory"])
         await ingest(redis, keys, info, embedder, count, LocomoCorpus().text)
         after = int((await redis.info("memory"))["used_memory"])

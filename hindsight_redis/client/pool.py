@@ -111,7 +111,13 @@ class PoolOperations:
     ) -> ImportReport:
         """Restore an export file into this namespace; memories already present are kept."""
         report = await import_memories(
-            await self.connect(), self.keys, self.settings, Path(path), progress=progress
+            await self.connect(),
+            self.keys,
+            self.settings.index,
+            self.settings.search,
+            self.settings.embedding,
+            Path(path),
+            progress=progress,
         )
         self._searcher = None  # the import may have created the index
         return report
@@ -194,6 +200,13 @@ class PoolOperations:
         """
         from hindsight_redis.index.manager import reindex_namespace
 
-        info = await reindex_namespace(await self.connect(), self.keys, self.settings, embedder)
+        info = await reindex_namespace(
+            await self.connect(),
+            self.keys,
+            self.settings.index,
+            self.settings.search,
+            self.settings.embedding,
+            embedder,
+        )
         self._searcher = None  # the next search re-opens against the new index
         return info

@@ -92,7 +92,7 @@ async def build_pipeline(
 
     parts = shared or shared_parts(settings)
     embedder, contextual = parts.embedder, parts.contextual
-    index = MemoryIndex(redis, keys, settings)
+    index = MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding)
     info = await index.ensure(embedder, contextual)
     refiner = None
     if contextual is not None and info.context_model == contextual.model_id:

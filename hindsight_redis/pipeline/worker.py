@@ -138,7 +138,7 @@ class Worker:
         redis = self._redis or await connect(self.settings)
         try:
             await require_search(redis, "start the worker")
-            await ensure_search_gc(redis, self.settings)
+            await ensure_search_gc(redis, self.settings.index, self.settings.connection)
             self._shared = shared_parts(self.settings)
             await self._served.start(redis)
             await self._loop_until_done(redis, burst)

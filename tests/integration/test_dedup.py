@@ -57,7 +57,9 @@ class Stored:
 async def stored(settings: Settings, redis: Redis) -> Stored:
     keys = Keys(settings.key_prefix, settings.namespace)
     embedder = HashEmbedder()
-    info = await MemoryIndex(redis, keys, settings).ensure(embedder)
+    info = await MemoryIndex(
+        redis, keys, settings.index, settings.search, settings.embedding
+    ).ensure(embedder)
     return Stored(redis, keys, info, embedder)
 
 
@@ -219,7 +221,9 @@ async def _verdict(
 ) -> Candidate:
     scoped = settings.model_copy(update={"namespace": f"pair{n}", "embedder": "local"})
     keys = Keys(scoped.key_prefix, scoped.namespace)
-    info = await MemoryIndex(redis, keys, scoped).ensure(local)
+    info = await MemoryIndex(redis, keys, scoped.index, scoped.search, scoped.embedding).ensure(
+        local
+    )
     store = Stored(redis, keys, info, local)  # type: ignore[arg-type]
     await store.put("old", pair["old"])
     new = _cand("new", pair["new"])

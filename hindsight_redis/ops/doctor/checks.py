@@ -214,11 +214,11 @@ async def check_hash_layout(client: aioredis.Redis, report: DoctorReport) -> Non
 
 
 async def check_index(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
-    from hindsight_redis.index.manager import MemoryIndex
+    from hindsight_redis.index.manager import index_health
 
     keys = Keys(settings.key_prefix, settings.namespace)
     try:
-        health = await MemoryIndex(client, keys, settings).health()
+        health = await index_health(client, keys)
     except HindsightError as e:
         report.problems.append(f"index: {e}")
         return
