@@ -86,7 +86,7 @@ async def _processed(redis: Redis, prefix: str, namespaces: Sequence[str]) -> in
 async def run_setup(url: str, shards: int, texts: list[str], searches: int) -> dict[str, float]:
     """Drain rate and hybrid search latency on the server (or cluster) at ``url``."""
     settings = _settings(url)
-    redis = await open_redis(url, settings=settings)
+    redis = await open_redis(url, connection=settings.connection)
     try:
         names = _spread(redis, settings.key_prefix, shards)
         clients = {

@@ -84,9 +84,13 @@ class AsyncMemoryClient(PoolOperations):
         with, unless one is configured explicitly.
         """
         if self._redis is None:
-            target = await asyncio.to_thread(resolve, self.settings)
+            target = await asyncio.to_thread(
+                resolve, self.settings.connection, self.settings.server
+            )
             self.profile = target.profile
-            self._redis = await open_redis(target.url, target.password, settings=self.settings)
+            self._redis = await open_redis(
+                target.url, target.password, connection=self.settings.connection
+            )
         return self._redis
 
     async def aclose(self) -> None:

@@ -135,7 +135,9 @@ class Worker:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self._loop.add_signal_handler(sig, self._stopping.set)
         owns = self._redis is None
-        redis = self._redis or await connect(self.settings)
+        redis = self._redis or await connect(
+            self.settings.connection, self.settings.server, self.settings.worker
+        )
         try:
             await require_search(redis, "start the worker")
             await ensure_search_gc(redis, self.settings.index, self.settings.connection)

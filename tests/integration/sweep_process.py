@@ -25,7 +25,7 @@ def _pause() -> bool:
 
 async def main() -> None:
     settings = Settings()
-    redis = await connect(settings)
+    redis = await connect(settings.connection, settings.server, settings.worker)
     await sweep(
         redis,
         Keys(settings.key_prefix, settings.namespace),

@@ -100,7 +100,7 @@ def csettings(layout: ClusterState, tmp_path: Path) -> Iterator[Settings]:
 @pytest.fixture
 async def cluster_redis(csettings: Settings) -> AsyncIterator[Redis]:
     """The package's cluster client on the session's cluster."""
-    client = await open_redis(str(csettings.redis_url), settings=csettings)
+    client = await open_redis(str(csettings.redis_url), connection=csettings.connection)
     assert is_cluster(client)
     yield client
     await client.aclose()
