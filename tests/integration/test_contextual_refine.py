@@ -15,7 +15,7 @@ from hindsight_redis.core.resp import as_text
 from hindsight_redis.core.vectors import Vectors, vector_bytes
 from hindsight_redis.errors import EmbeddingMismatch
 from hindsight_redis.index.manager import MemoryIndex
-from hindsight_redis.pipeline.assembly import build_pipeline
+from hindsight_redis.pipeline.assembly import PipelineSettings, build_pipeline, shared_parts
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.providers.contextual import MODEL_ID, MiniLMEmbedder
@@ -85,7 +85,11 @@ async def test_new_memories_start_pending(
 ) -> None:
     keys = client.keys
     await client.write("Dave keeps the spare office keys in the top drawer")
-    built = await build_pipeline(redis, keys, settings)  # what a MiniLM worker would run
+    groups = PipelineSettings(
+        settings.worker, settings.dedup, settings.index, settings.search, settings.embedding
+    )
+    shared = shared_parts(settings.embedding, settings.filters, settings.llm)
+    built = await build_pipeline(redis, keys, groups, shared)  # what a MiniLM worker would run
     assert built.refiner is not None
     assert await built.refiner.pending(10) == []  # nothing committed yet
     # a worker without the contextual embedder commits but never refines

@@ -67,7 +67,7 @@ async def _run(
     stored: Stored, settings: Settings, batch: list[Candidate], judge: Any = None
 ) -> None:
     await EmbedStage(stored.embedder).process(batch)
-    stage = DedupStage(stored.redis, stored.keys, settings, stored.info, judge=judge)
+    stage = DedupStage(stored.redis, stored.keys, settings.dedup, stored.info, judge=judge)
     assert stage.name == "dedup"
     await stage.process(batch)
 
@@ -203,7 +203,7 @@ async def test_llm_judge_through_litellm_mock(settings: Settings) -> None:
         llm_settings.llm, mock_response='{"contradicts": true, "reason": "time changed"}'
     )
     assert await LLMConflictJudge(llm).contradicts("standup at 10", "standup at 9")
-    assert isinstance(judge_from_settings(settings), HeuristicConflictJudge)
+    assert isinstance(judge_from_settings(settings.llm), HeuristicConflictJudge)
 
 
 # The labelled pairs (tests/data/contradictions.jsonl) through the real stage:
@@ -228,7 +228,9 @@ async def _verdict(
     await store.put("old", pair["old"])
     new = _cand("new", pair["new"])
     await EmbedStage(local).process([new])
-    await DedupStage(redis, keys, scoped, info, judge=judge_from_settings(scoped)).process([new])
+    await DedupStage(
+        redis, keys, scoped.dedup, info, judge=judge_from_settings(scoped.llm)
+    ).process([new])
     return new
 
 

@@ -196,12 +196,14 @@ def test_parse_json_object_tolerates_chatter() -> None:
 
 
 def test_build_filter_stages_follows_settings() -> None:
-    assert build_filter_stages(Settings(filters_enabled=False)) == []
-    stages = build_filter_stages(Settings(llm_model=None))
+    off, no_llm = Settings(filters_enabled=False), Settings(llm_model=None)
+    assert build_filter_stages(off.filters, off.llm) == []
+    stages = build_filter_stages(no_llm.filters, no_llm.llm)
     assert [s.name for s in stages] == ["rules", "score", "summarize"]
     assert isinstance(stages[1], ScoreStage)
     assert isinstance(stages[1].scorer, HeuristicScorer)
-    with_llm = build_filter_stages(_settings())
+    llm = _settings()
+    with_llm = build_filter_stages(llm.filters, llm.llm)
     assert isinstance(with_llm[1], ScoreStage)
     assert isinstance(with_llm[1].scorer, LLMScorer)
 
