@@ -86,7 +86,7 @@ async def _processed(redis: Redis, prefix: str, namespaces: Sequence[str]) -> in
 async def run_setup(url: str, shards: int, texts: list[str], searches: int) -> dict[str, float]:
     """Drain rate and hybrid search latency on the server (or cluster) at ``url``."""
     settings = _settings(url)
-    redis = await open_redis(url, settings=settings)
+    redis = await open_redis(url, connection=settings.connection)
     try:
         names = _spread(redis, settings.key_prefix, shards)
         clients = {
@@ -148,9 +148,9 @@ async def capacity(url: str, count: int) -> dict[str, float]:
     redis = Redis.from_url(url)
     try:
         embedder = make_embedder("local")
-        info = await MemoryIndex(redis, keys, settings).ensure(
-            embedder, contextual_from_settings(settings)
-        )
+        info = await MemoryIndex(
+            redis, keys, settings.index, settings.search, settings.embedding
+        ).ensure(embedder, contextual_from_settings(settings))
         before = int((await redis.info("memory"))["used_memory"])
         await ingest(redis, keys, info, embedder, count, LocomoCorpus().text)
         after = int((await redis.info("memory"))["used_memory"])

@@ -51,7 +51,9 @@ async def run(url: str, size: int, n_queries: int) -> None:
         )  # fmt: skip
         keys = Keys(settings.key_prefix, settings.namespace)
         contextual = contextual_from_settings(settings)
-        info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
+        info = await MemoryIndex(
+            redis, keys, settings.index, settings.search, settings.embedding
+        ).ensure(embedder, contextual)
         await ingest(redis, keys, info, embedder, size, corpus.text)
         cached = CachedEmbedder(contextual) if contextual is not None else None
         searchers[datatype] = Searcher(redis, keys, settings, embedder, info, cached)

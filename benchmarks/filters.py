@@ -54,7 +54,7 @@ def load_turns(path: Path) -> tuple[list[Candidate], set[str]]:
 async def run(path: Path) -> str:
     """Run the stages over every turn and return the report as Markdown."""
     settings = Settings(llm_model=None, filter_config=None, filters_enabled=True)
-    stages = build_filter_stages(settings)
+    stages = build_filter_stages(settings.filters, settings.llm)
     candidates, evidence = load_turns(path)
     size = settings.worker_batch_size
     for start in range(0, len(candidates), size):

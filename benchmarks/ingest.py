@@ -163,9 +163,9 @@ async def raw_index_rate(url: str, texts: list[str], embedder: str) -> float:
     model = embedder_from_settings(settings)
     redis = aioredis.Redis.from_url(url)
     keys = Keys(settings.key_prefix, settings.namespace)
-    info = await MemoryIndex(redis, keys, settings).ensure(
-        model, contextual_from_settings(settings)
-    )
+    info = await MemoryIndex(
+        redis, keys, settings.index, settings.search, settings.embedding
+    ).ensure(model, contextual_from_settings(settings))
     vectors = await model.embed(texts)
     docs: list[tuple[str, dict[Any, Any]]] = []
     for text, vector in zip(texts, vectors, strict=True):

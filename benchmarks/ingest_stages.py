@@ -31,7 +31,7 @@ from hindsight_redis import Settings
 from hindsight_redis.codec import EVENT_FIELD, decode_event, encode_event
 from hindsight_redis.keys import Keys
 from hindsight_redis.models import build_event
-from hindsight_redis.pipeline.assembly import build_pipeline, shared_parts
+from hindsight_redis.pipeline.assembly import PipelineSettings, build_pipeline, shared_parts
 from hindsight_redis.pipeline.base import Candidate
 from hindsight_redis.pipeline.commit import Committer
 
@@ -52,8 +52,11 @@ async def stages(url: str, count: int) -> None:
     settings = Settings(redis_url=url, key_prefix=f"b{uuid.uuid4().hex[:8]}", namespace="bench")
     redis = aioredis.Redis.from_url(url)
     keys = Keys(settings.key_prefix, settings.namespace)
-    shared = shared_parts(settings)
-    built = await build_pipeline(redis, keys, settings, shared)
+    shared = shared_parts(settings.embedding, settings.filters, settings.llm)
+    groups = PipelineSettings(
+        settings.worker, settings.dedup, settings.index, settings.search, settings.embedding
+    )
+    built = await build_pipeline(redis, keys, groups, shared)
     committer = Committer(
         redis, keys, vector_field=built.vector_field, vector_datatype=built.vector_datatype,
         generation=built.generation,

@@ -138,7 +138,9 @@ async def ingest_direct(
     contextual = contextual_from_settings(settings)
     redis = Redis.from_url(settings.redis_url or "")
     try:
-        info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
+        info = await MemoryIndex(
+            redis, keys, settings.index, settings.search, settings.embedding
+        ).ensure(embedder, contextual)
         now = time.time()
         for start in range(0, len(turns), 256):
             chunk = turns[start : start + 256]
@@ -159,7 +161,9 @@ async def ingest_direct(
                     )  # fmt: skip
                     queue_memory(pipe, keys, info, event, vec)
                 await pipe.execute()
-        await MemoryIndex(redis, keys, settings).wait_indexed(info.name)
+        await MemoryIndex(
+            redis, keys, settings.index, settings.search, settings.embedding
+        ).wait_indexed(info.name)
         if contextual is not None:  # what the workers' refiners would do
             refiner = Refiner(redis, keys, contextual, batch_size=256)
             while await refiner.refine_once():

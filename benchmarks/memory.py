@@ -179,7 +179,9 @@ async def ingest(
     refine = args.corpus == "turns" and not args.at_write
     try:
         with index_layout(layout):
-            info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
+            info = await MemoryIndex(
+                redis, keys, settings.index, settings.search, settings.embedding
+            ).ensure(embedder, contextual)
         now = time.time()
         for start in range(0, len(texts), 256):
             chunk = texts[start : start + 256]
@@ -207,7 +209,9 @@ async def ingest(
                     queue_memory(pipe, keys, info, event, vec, cvec,
                                  extra=extra or None)  # fmt: skip
                 await pipe.execute()
-        await MemoryIndex(redis, keys, settings).wait_indexed(info.name)
+        await MemoryIndex(
+            redis, keys, settings.index, settings.search, settings.embedding
+        ).wait_indexed(info.name)
         if contextual is not None and refine:  # what the workers' refiners do
             refiner = Refiner(redis, keys, contextual, batch_size=256)
             while await refiner.refine_once():

@@ -184,7 +184,9 @@ async def run_size(
     keys = Keys(settings.key_prefix, settings.namespace)
     redis = Redis.from_url(url)
     try:
-        info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
+        info = await MemoryIndex(
+            redis, keys, settings.index, settings.search, settings.embedding
+        ).ensure(embedder, contextual)
         t0 = time.perf_counter()
         locomo = LocomoCorpus() if corpus == "locomo" else None
         await ingest(redis, keys, info, embedder, n, locomo.text if locomo else synth)

@@ -54,9 +54,9 @@ async def populate(settings: Settings, n: int) -> None:
     redis = Redis.from_url(settings.redis_url or "")
     keys = Keys(settings.key_prefix, settings.namespace)
     embedder = embedder_from_settings(settings)
-    info: IndexInfo = await MemoryIndex(redis, keys, settings).ensure(
-        embedder, contextual_from_settings(settings)
-    )
+    info: IndexInfo = await MemoryIndex(
+        redis, keys, settings.index, settings.search, settings.embedding
+    ).ensure(embedder, contextual_from_settings(settings))
     corpus, rng = LocomoCorpus(), random.Random(5)
     now = time.time()
     for start in range(0, n, 1000):

@@ -509,9 +509,11 @@ G = TypeVar("G", bound=_Group)
 
 
 def _view(group: type[G], settings: Settings) -> G:
-    """The fields of ``group`` read off ``settings`` (validated already)."""
+    """The fields of ``group`` read off ``settings`` (validated already); its
+    ``model_fields_set`` is theirs (what was set explicitly, e.g. the profile)."""
     values = {name: getattr(settings, name) for name in group.model_fields}
-    return cast(G, group.model_construct(**values))
+    explicit = settings.model_fields_set & group.model_fields.keys()
+    return cast(G, group.model_construct(_fields_set=explicit, **values))
 
 
 GROUPS: tuple[type[_Group], ...] = (

@@ -14,7 +14,13 @@ def cmd_cluster_server(args: argparse.Namespace, settings: Settings) -> int:
     from hindsight_redis.redis.connection import local_cluster
 
     port = settings.server_port if "server_port" in settings.model_fields_set else DEFAULT_PORT
-    cluster = local_cluster(settings, masters=args.cluster or 3, replicas=args.replicas, port=port)
+    cluster = local_cluster(
+        settings.connection,
+        settings.server,
+        masters=args.cluster or 3,
+        replicas=args.replicas,
+        port=port,
+    )
     if args.action == "start":
         state = cluster.start()
         nodes = f"{state.masters} masters, {state.replicas} replica(s) each"

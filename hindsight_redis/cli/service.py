@@ -23,7 +23,7 @@ def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
         from hindsight_redis.cli.cluster import cmd_cluster_server
 
         return cmd_cluster_server(args, settings)
-    server = embedded_server(settings)
+    server = embedded_server(settings.connection, settings.server)
     if args.action == "start":
         state = server.start()
         print(f"embedded redis running at {state.url} (profile {state.profile}, pid {state.pid})")
@@ -200,9 +200,9 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     from hindsight_redis.redis.connection import embedded_server, resolve
     from hindsight_redis.service.run import run_server
 
-    server = embedded_server(settings) if settings.embedded else None
+    server = embedded_server(settings.connection, settings.server) if settings.embedded else None
     started_here = server is not None and server.state() is None
-    target = resolve(settings)
+    target = resolve(settings.connection, settings.server)
     if target.cluster:  # the local cluster of server_dir (or one configured): left running
         server = None
     # Pinned for the children: the same server and the profile in effect there.

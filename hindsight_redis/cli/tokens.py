@@ -21,7 +21,7 @@ T = TypeVar("T")
 
 
 async def _on_redis(settings: Settings, action: Callable[[Redis], Coroutine[Any, Any, T]]) -> T:
-    redis = await connect(settings)
+    redis = await connect(settings.connection, settings.server, settings.worker)
     try:
         return await action(redis)
     finally:

@@ -71,7 +71,7 @@ class AsyncMemoryClient:
         self._owns_redis = redis is None
         self._searcher: Searcher | None = None
         self._search_checked = False
-        self._writer = StreamWriter(self.settings, self.keys)
+        self._writer = StreamWriter(self.settings.write, self.keys)
         self._tails = SessionTails()  # write_many's context_from_previous, across calls
         self.pool = PoolOperations(self)
         """Sweeps, cold storage, stats, dead letters, conflict review and reindex."""
@@ -90,9 +90,13 @@ class AsyncMemoryClient:
         with, unless one is configured explicitly.
         """
         if self._redis is None:
-            target = await asyncio.to_thread(resolve, self.settings)
+            target = await asyncio.to_thread(
+                resolve, self.settings.connection, self.settings.server
+            )
             self.profile = target.profile
-            self._redis = await open_redis(target.url, target.password, settings=self.settings)
+            self._redis = await open_redis(
+                target.url, target.password, connection=self.settings.connection
+            )
         return self._redis
 
     async def aclose(self) -> None:
@@ -136,10 +140,10 @@ class AsyncMemoryClient:
         """A write's fields validated; the caller is its writer unless it names one."""
         if fields.get("agent_id") is None and caller:
             fields = {**fields, "agent_id": caller}
-        limits = self.settings
+        limits = self.settings.write
         return parse_write(
             fields,
-            namespace=self.settings.namespace,
+            namespace=self.keys.namespace,
             max_content_chars=limits.max_content_chars,
             max_tags=limits.max_tags,
             default_wait_s=limits.write_wait_timeout_s,

@@ -98,19 +98,20 @@ class PoolOperations:
         reports what would be archived; ``show`` victims are listed with their
         scores (0: all). ``SweepBusy`` when another sweep of the namespace runs.
         """
+        sweeps = self.settings.sweeps
         if threshold is None and max_active is None:
-            threshold, max_active = self.settings.sweep_threshold, self.settings.sweep_max_active
+            threshold, max_active = sweeps.sweep_threshold, sweeps.sweep_max_active
         return await sweep(
             await self.connect(),
             self.keys,
-            RetentionPolicy.from_settings(self.settings),
+            RetentionPolicy.from_settings(self.settings.retention),
             threshold=threshold,
             max_active=max_active,
             dry_run=dry_run,
-            batch=self.settings.sweep_batch if batch is None else batch,
-            lease_s=self.settings.sweep_lease_s,
+            batch=sweeps.sweep_batch if batch is None else batch,
+            lease_s=sweeps.sweep_lease_s,
             show=show,
-            redis_share=self.settings.sweep_redis_share,
+            redis_share=sweeps.sweep_redis_share,
         )
 
     async def export(
@@ -136,7 +137,13 @@ class PoolOperations:
     ) -> ImportReport:
         """Restore an export file into this namespace; memories already present are kept."""
         report = await import_memories(
-            await self.connect(), self.keys, self.settings, Path(path), progress=progress
+            await self.connect(),
+            self.keys,
+            self.settings.index,
+            self.settings.search,
+            self.settings.embedding,
+            Path(path),
+            progress=progress,
         )
         self.host.index_changed()  # the import may have created the index
         return report
@@ -146,7 +153,7 @@ class PoolOperations:
     async def stats(self) -> dict[str, Any]:
         """Counters and stream state; see ``admin.collect_stats``."""
         return await admin.collect_stats(
-            await self.connect(), self.keys, live_within_ms=self.settings.claim_idle_ms
+            await self.connect(), self.keys, live_within_ms=self.settings.worker.claim_idle_ms
         )
 
     async def dead_letters(self, count: int = 100) -> list[DeadLetter]:
@@ -219,7 +226,14 @@ class PoolOperations:
         """
         from hindsight_redis.index.manager import reindex_namespace
 
-        info = await reindex_namespace(await self.connect(), self.keys, self.settings, embedder)
+        info = await reindex_namespace(
+            await self.connect(),
+            self.keys,
+            self.settings.index,
+            self.settings.search,
+            self.settings.embedding,
+            embedder,
+        )
         self.host.index_changed()  # the next search re-opens against the new index
         return info
 

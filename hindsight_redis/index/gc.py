@@ -20,7 +20,7 @@ import redis.asyncio as aioredis
 
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import HindsightError, redis_errors
-from hindsight_redis.settings import Settings, redact_url
+from hindsight_redis.settings import ConnectionSettings, IndexSettings, redact_url
 
 logger = logging.getLogger(__name__)
 RUN_INTERVAL_S = 2
@@ -95,11 +95,15 @@ async def tune_search_gc(client: aioredis.Redis, where: str) -> bool:
     return False
 
 
-async def ensure_search_gc(client: aioredis.Redis, settings: Settings) -> None:
-    """``tune_search_gc`` once per process and server, unless ``search_gc_tune`` is off."""
-    if not settings.search_gc_tune:
+async def ensure_search_gc(
+    client: aioredis.Redis, index: IndexSettings, connection: ConnectionSettings
+) -> None:
+    """``tune_search_gc`` once per process and server (``connection.redis_url``), unless
+    ``index.search_gc_tune`` is off."""
+    if not index.search_gc_tune:
         return
-    where = redact_url(settings.redis_url) if settings.redis_url else "the embedded server"
+    url = connection.redis_url
+    where = redact_url(url) if url else "the embedded server"
     if where in _tuned:
         return
     if await tune_search_gc(client, where):

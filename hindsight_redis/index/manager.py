@@ -14,7 +14,7 @@ of its memories. ``ensure`` adopts an index named before 0.2: one server adds
 the new alias to it; a cluster builds the same generation under the new name
 over the same hashes (nothing re-embedded) and drops the old one.
 
-Vectors are stored as ``Settings.vector_datatype`` (float16 by default) in
+Vectors are stored as ``IndexSettings.vector_datatype`` (float16 by default) in
 a new index; the record says how each field stores them (``index_record``).
 An index recorded before that keeps float32 and is read and written as
 float32. ``reindex`` gives the new static field the configured datatype;
@@ -61,12 +61,13 @@ from hindsight_redis.index.schema import index_schema
 from hindsight_redis.providers.vectors import Embedder, resolve_dims
 from hindsight_redis.redis import scripts
 from hindsight_redis.redis.cluster import is_cluster
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import EmbeddingSettings, IndexSettings, SearchSettings
 
 __all__ = [
     "IndexInfo",
     "MemoryIndex",
     "context_mismatch_message",
+    "index_health",
     "mismatch_message",
     "recorded_index",
     "reindex_namespace",
@@ -76,12 +77,27 @@ logger = logging.getLogger(__name__)
 
 
 class MemoryIndex:
-    """Creates, checks and rebuilds the search index of one namespace."""
+    """Creates, checks and rebuilds the search index of one namespace.
 
-    def __init__(self, redis: Redis, keys: Keys, settings: Settings) -> None:
+    A new index is laid out as ``index`` says (vector datatype, HNSW graphs),
+    with ``search.hnsw_ef_runtime`` as its default query depth and the
+    contextual vectors stored at ``embedding.contextual_stored_dims``;
+    ``reindex`` embeds ``embedding.embedding_batch_size`` memories at a time.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        keys: Keys,
+        index: IndexSettings,
+        search: SearchSettings,
+        embedding: EmbeddingSettings,
+    ) -> None:
         self._redis = redis
         self._keys = keys
-        self._settings = settings
+        self._index = index
+        self._search = search
+        self._embedding = embedding
 
     async def _meta(self) -> dict[str, str]:
         raw = await self._redis.hgetall(self._keys.index_meta)
@@ -108,10 +124,10 @@ class MemoryIndex:
             context_dims=info.context_field_dims,
             datatype=info.datatype,
             context_datatype=info.context_datatype,
-            hnsw_m=self._settings.hnsw_m,
-            context_hnsw_m=self._settings.context_hnsw_m,
-            hnsw_ef_construction=self._settings.hnsw_ef_construction,
-            hnsw_ef_runtime=self._settings.hnsw_ef_runtime,
+            hnsw_m=self._index.hnsw_m,
+            context_hnsw_m=self._index.context_hnsw_m,
+            hnsw_ef_construction=self._index.hnsw_ef_construction,
+            hnsw_ef_runtime=self._search.hnsw_ef_runtime,
         )
         if await self._exists(schema.index.name):
             return
@@ -149,7 +165,7 @@ class MemoryIndex:
             meta = await self._meta()
             await self._learn_dims(meta, embedder, contextual)
             if "generation" not in meta:
-                datatype = self._settings.vector_datatype
+                datatype = self._index.vector_datatype
                 record = {
                     "generation": "1",
                     "name": self._keys.index_name(1),
@@ -157,7 +173,7 @@ class MemoryIndex:
                     "model_id": embedder.model_id,
                     "dims": str(embedder.dims),
                     "datatype": datatype,
-                    **context_record(contextual, datatype, self._settings.contextual_stored_dims),
+                    **context_record(contextual, datatype, self._embedding.contextual_stored_dims),
                 }
                 fields = [x for pair in record.items() for x in pair]
                 await scripts.record_if_absent(
@@ -239,31 +255,8 @@ class MemoryIndex:
             )
 
     async def health(self) -> dict[str, Any]:
-        """Index health for ``doctor``: docs, failures, progress, model, dims."""
-        info = await self.info()
-        if info is None:
-            return {"exists": False}
-        try:
-            with redis_errors("read the index"):
-                raw = reply_map(await self._redis.execute_command("FT.INFO", info.alias))  # type: ignore[no-untyped-call]
-        except RedisCommandError as e:  # (an index named before 0.2: adopted by ensure)
-            return {"exists": False, "error": e.reply, "model_id": info.model_id, "name": info.name}
-        return {
-            "exists": True,
-            "name": info.name,
-            "alias": info.alias,
-            "generation": info.generation,
-            "model_id": info.model_id,
-            "dims": info.dims,
-            "context_model": info.context_model or None,
-            "datatype": info.datatype,
-            "context_datatype": info.context_datatype if info.has_context else None,
-            "context_projection": info.context_projection or None,
-            "num_docs": int(float(as_text(raw.get("num_docs", 0)))),
-            "hash_indexing_failures": int(float(as_text(raw.get("hash_indexing_failures", 0)))),
-            "percent_indexed": float(as_text(raw.get("percent_indexed", 1))),
-            "indexing": as_text(raw.get("indexing", 0)) not in ("0", ""),
-        }
+        """Index health for ``doctor`` (``index_health``)."""
+        return await index_health(self._redis, self._keys)
 
     async def wait_indexed(self, name: str, timeout_s: float = 300.0) -> None:
         """Wait until the index ``name`` finished its background scan."""
@@ -294,7 +287,7 @@ class MemoryIndex:
     async def _embed_missing(self, embedder: Embedder, keys: Sequence[str], new: IndexInfo) -> int:
         """Write ``new.vector_field`` (the new vector) into each hash of ``keys`` lacking it."""
         field = new.vector_field
-        batch_size = self._settings.embedding_batch_size
+        batch_size = self._embedding.embedding_batch_size
         written = 0
         for start in range(0, len(keys), batch_size):
             chunk = keys[start : start + batch_size]
@@ -362,8 +355,8 @@ class MemoryIndex:
     async def _rebuild(
         self, old: IndexInfo, new_embedder: Embedder, contextual: Embedder | None
     ) -> IndexInfo:
-        datatype = self._settings.vector_datatype
-        context = context_record(contextual, datatype, self._settings.contextual_stored_dims)
+        datatype = self._index.vector_datatype
+        context = context_record(contextual, datatype, self._embedding.contextual_stored_dims)
         if context["context_model"] != old.context_model:  # new vectors, the new encoding
             await self._reset_context(context, contextual is not None)
         elif contextual is not None:  # the vectors stay, and so do their datatype and projection
@@ -405,14 +398,19 @@ class MemoryIndex:
 
 
 async def reindex_namespace(
-    redis: Redis, keys: Keys, settings: Settings, embedder: str
+    redis: Redis,
+    keys: Keys,
+    index: IndexSettings,
+    search: SearchSettings,
+    embedding: EmbeddingSettings,
+    embedder: str,
 ) -> dict[str, Any]:
     """``MemoryIndex.reindex`` under ``embedder`` (a setting's value); what the new index is."""
     from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
 
-    new_settings = settings.model_copy(update={"embedder": embedder})
-    info = await MemoryIndex(redis, keys, new_settings).reindex(
-        embedder_from_settings(new_settings), contextual_from_settings(new_settings)
+    new_embedding = embedding.model_copy(update={"embedder": embedder})
+    info = await MemoryIndex(redis, keys, index, search, new_embedding).reindex(
+        embedder_from_settings(new_embedding), contextual_from_settings(new_embedding)
     )
     return {
         "index": info.name,
@@ -421,4 +419,32 @@ async def reindex_namespace(
         "dims": info.dims,
         "datatype": info.datatype,
         "contextual_model": info.context_model or None,
+    }
+
+
+async def index_health(redis: Redis, keys: Keys) -> dict[str, Any]:
+    """Index health of ``keys.namespace`` for ``doctor``: docs, failures, progress, model, dims."""
+    info = await recorded_index(redis, keys)
+    if info is None:
+        return {"exists": False}
+    try:
+        with redis_errors("read the index"):
+            raw = reply_map(await redis.execute_command("FT.INFO", info.alias))  # type: ignore[no-untyped-call]
+    except RedisCommandError as e:  # (an index named before 0.2: adopted by ensure)
+        return {"exists": False, "error": e.reply, "model_id": info.model_id, "name": info.name}
+    return {
+        "exists": True,
+        "name": info.name,
+        "alias": info.alias,
+        "generation": info.generation,
+        "model_id": info.model_id,
+        "dims": info.dims,
+        "context_model": info.context_model or None,
+        "datatype": info.datatype,
+        "context_datatype": info.context_datatype if info.has_context else None,
+        "context_projection": info.context_projection or None,
+        "num_docs": int(float(as_text(raw.get("num_docs", 0)))),
+        "hash_indexing_failures": int(float(as_text(raw.get("hash_indexing_failures", 0)))),
+        "percent_indexed": float(as_text(raw.get("percent_indexed", 1))),
+        "indexing": as_text(raw.get("indexing", 0)) not in ("0", ""),
     }

@@ -49,7 +49,7 @@ from hindsight_redis.lifecycle.coldfile import (
 from hindsight_redis.lifecycle.forgetting import memory_ids
 from hindsight_redis.providers.projection import project
 from hindsight_redis.redis import scripts
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import EmbeddingSettings, IndexSettings, SearchSettings
 
 Progress = Callable[[int, int], None]
 """Called with (memories done, memories in all) as a long export/purge/import goes."""
@@ -223,12 +223,18 @@ async def purge_exported(
 async def import_memories(
     redis: Redis,
     keys: Keys,
-    settings: Settings,
+    index: IndexSettings,
+    search: SearchSettings,
+    embedding: EmbeddingSettings,
     path: Path,
     *,
     progress: Progress | None = None,
 ) -> ImportReport:
-    """Restore the memories of an export file into ``keys.namespace`` (idempotent)."""
+    """Restore the memories of an export file into ``keys.namespace`` (idempotent).
+
+    The index is ensured as ``MemoryIndex`` (``index``, ``search``, ``embedding``) does;
+    memories of another model are embedded by the configured ``embedding``.
+    """
     from hindsight_redis.providers.embedders import (
         contextual_from_settings,
         embedder_from_settings,
@@ -236,9 +242,9 @@ async def import_memories(
 
     started = time.monotonic()
     header, memories = verified_export(path)
-    embedder = embedder_from_settings(settings)
-    info = await MemoryIndex(redis, keys, settings).ensure(
-        embedder, contextual_from_settings(settings)
+    embedder = embedder_from_settings(embedding)
+    info = await MemoryIndex(redis, keys, index, search, embedding).ensure(
+        embedder, contextual_from_settings(embedding)
     )
     same_model = (header.embedding_model, header.embedding_dims) == (info.model_id, info.dims)
     same_context = info.has_context and (header.contextual_model, header.contextual_dims) == (
@@ -246,7 +252,7 @@ async def import_memories(
         info.context_dims,
     )
     imported = present = reembedded = done = 0
-    for chunk in _chunks(memories, settings.embedding_batch_size):
+    for chunk in _chunks(memories, embedding.embedding_batch_size):
         with redis_errors("check which memories exist"):
             pipe = redis.pipeline(transaction=False)
             for memory in chunk:

@@ -14,7 +14,7 @@ lowest. The score is a weighted mean of four parts, each in 0..1::
 Frequency grows with the log of the count, so one memory read a thousand
 times does not dwarf the rest: past ``access_saturation`` reads it is full.
 A memory's half-life is its own (written with it), else its ``task_type``'s
-(``Settings.task_half_life_days``), else the global ``half_life_days``.
+(``RetentionSettings.task_half_life_days``), else the global ``half_life_days``.
 
 Every function takes numbers or numpy arrays alike: a sweep scores a whole
 namespace in one call.
@@ -35,7 +35,7 @@ UNSCORED_WRITE_SCORE = 0.5
 """The write part of a memory stored without a write score (filters off)."""
 
 if TYPE_CHECKING:
-    from hindsight_redis.settings import Settings
+    from hindsight_redis.settings import RetentionSettings
 
 ArrayLike = npt.ArrayLike
 
@@ -68,16 +68,16 @@ class RetentionPolicy:
                 raise ValueError(f"half-life{' of ' + name if name else ''} must be > 0 days")
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> RetentionPolicy:
-        """The policy a ``Settings`` object configures."""
+    def from_settings(cls, retention: RetentionSettings) -> RetentionPolicy:
+        """The policy the retention settings configure."""
         return cls(
-            access_weight=settings.retention_access_weight,
-            recency_weight=settings.retention_recency_weight,
-            write_score_weight=settings.retention_write_score_weight,
-            protected_weight=settings.retention_protected_weight,
-            access_saturation=settings.retention_access_saturation,
-            half_life_days=settings.half_life_days,
-            task_half_life_days=dict(settings.task_half_life_days),
+            access_weight=retention.retention_access_weight,
+            recency_weight=retention.retention_recency_weight,
+            write_score_weight=retention.retention_write_score_weight,
+            protected_weight=retention.retention_protected_weight,
+            access_saturation=retention.retention_access_saturation,
+            half_life_days=retention.half_life_days,
+            task_half_life_days=dict(retention.task_half_life_days),
         )
 
     def half_life_for(self, task_type: str, own_days: float | None = None) -> float:

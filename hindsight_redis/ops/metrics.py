@@ -241,7 +241,8 @@ class MetricsApp:
         started = time.perf_counter()
         try:
             if self._redis is None:
-                self._redis = await connect(self.settings)
+                settings = self.settings
+                self._redis = await connect(settings.connection, settings.server, settings.worker)
             configured = self.settings.namespace
             known = set(await registered(self._redis, self.settings.key_prefix)) | {configured}
             chosen = [configured, *sorted(known - {configured})][: self.max_namespaces]

@@ -1,11 +1,12 @@
-"""Builds the default stage list of a worker from settings.
+"""Builds the default stage list of a worker from its settings' groups.
 
 Order: the filter layers (rules, summarize, score), then embed, then dedup
 and conflict checks against what is stored. The index is created (or checked
 against the embedder) before the first entry is read. What needs no
 namespace (the embedders, the filter stages, the conflict judge: models that
 take memory and time to load) is built once, in ``SharedParts``, and shared by
-every namespace a worker serves.
+every namespace a worker serves; the rest is built per namespace from
+``PipelineSettings``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.pipeline.stages.base import Stage
 from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
 from hindsight_redis.providers.vectors import Embedder
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import (
+    DedupSettings,
+    EmbeddingSettings,
+    FilterSettings,
+    IndexSettings,
+    LLMSettings,
+    SearchSettings,
+    WorkerSettings,
+)
 
 if TYPE_CHECKING:
     from hindsight_redis.pipeline.stages.dedup import ConflictJudge
@@ -60,8 +69,24 @@ class SharedParts:
     judge: ConflictJudge
 
 
-def shared_parts(settings: Settings) -> SharedParts:
-    """The embedders, filter and embed stages and conflict judge of ``settings``.
+@dataclass(frozen=True, slots=True)
+class PipelineSettings:
+    """The groups a namespace's own part of the pipeline is built from: its index
+    (``MemoryIndex`` reads ``index``, ``search`` and ``embedding``), the dedup
+    thresholds, and the worker's (the refiner's batch; the consumer reads the rest)."""
+
+    worker: WorkerSettings
+    dedup: DedupSettings
+    index: IndexSettings
+    search: SearchSettings
+    embedding: EmbeddingSettings
+
+
+def shared_parts(
+    embedding: EmbeddingSettings, filters: FilterSettings, llm: LLMSettings
+) -> SharedParts:
+    """The embedders of ``embedding``, the filter stages of ``filters`` (scored and
+    summarized by ``llm`` when it names a model), the embed stage and the conflict judge.
 
     Models load lazily, on first use.
     """
@@ -69,30 +94,27 @@ def shared_parts(settings: Settings) -> SharedParts:
     from hindsight_redis.pipeline.stages.embed import EmbedStage
     from hindsight_redis.pipeline.stages.filters import build_filter_stages
 
-    embedder = embedder_from_settings(settings)
+    embedder = embedder_from_settings(embedding)
     return SharedParts(
         embedder=embedder,
-        contextual=contextual_from_settings(settings),
-        stages=[*build_filter_stages(settings), EmbedStage(embedder)],
-        judge=judge_from_settings(settings),
+        contextual=contextual_from_settings(embedding),
+        stages=[*build_filter_stages(filters, llm), EmbedStage(embedder)],
+        judge=judge_from_settings(llm),
     )
 
 
 async def build_pipeline(
-    redis: aioredis.Redis, keys: Keys, settings: Settings, shared: SharedParts | None = None
+    redis: aioredis.Redis, keys: Keys, settings: PipelineSettings, shared: SharedParts
 ) -> BuiltPipeline:
-    """Stages for ``settings``, with the index ensured for their embedder.
-
-    ``shared``: the namespace-independent parts to reuse (built from
-    ``settings`` when not given).
+    """The stages of ``keys.namespace``: ``shared``'s, then its own (dedup), with its
+    index ensured for their embedders (as ``settings`` lays a new one out).
     """
     from hindsight_redis.index.manager import MemoryIndex
     from hindsight_redis.lifecycle.access import flush_access_log
     from hindsight_redis.pipeline.stages.dedup import DedupStage
 
-    parts = shared or shared_parts(settings)
-    embedder, contextual = parts.embedder, parts.contextual
-    index = MemoryIndex(redis, keys, settings)
+    embedder, contextual = shared.embedder, shared.contextual
+    index = MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding)
     info = await index.ensure(embedder, contextual)
     refiner = None
     if contextual is not None and info.context_model == contextual.model_id:
@@ -100,17 +122,17 @@ async def build_pipeline(
             redis,
             keys,
             contextual,
-            batch_size=settings.refine_batch_size,
+            batch_size=settings.worker.refine_batch_size,
             info=info,
         )
-    own: list[Stage] = [DedupStage(redis, keys, settings, info, judge=parts.judge)]
+    own: list[Stage] = [DedupStage(redis, keys, settings.dedup, info, judge=shared.judge)]
 
     async def maintenance() -> object:
         """Periodic upkeep: fold batched access counts into the memories."""
         return await flush_access_log(redis, keys)
 
     return BuiltPipeline(
-        stages=[*parts.stages, *own],
+        stages=[*shared.stages, *own],
         own_stages=own,
         vector_field=info.vector_field,
         vector_datatype=info.datatype,

@@ -35,14 +35,18 @@ from hindsight_redis.errors import (
     RedisUnavailable,
     redis_errors,
 )
-from hindsight_redis.pipeline.assembly import BuiltPipeline, SharedParts, build_pipeline
+from hindsight_redis.pipeline.assembly import (
+    BuiltPipeline,
+    PipelineSettings,
+    SharedParts,
+    build_pipeline,
+)
 from hindsight_redis.pipeline.commit import Committer
 from hindsight_redis.pipeline.maintenance import PeriodicSweep, trim_acknowledged
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.pipeline.stages.base import Candidate, Stage
 from hindsight_redis.pipeline.streams import Entry
 from hindsight_redis.redis import scripts
-from hindsight_redis.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -79,16 +83,20 @@ class WorkerReport:
 
 
 class NamespaceConsumer:
-    """Consumes one namespace's stream as consumer ``name``; counts into ``report``.
+    """Consumes the stream of ``keys.namespace`` as consumer ``name``; counts into ``report``.
 
+    ``settings``: its pipeline's groups (``worker``: batches, reclaiming, retries,
+    what the stream keeps); ``sweeps``: its periodic retention sweep.
     ``stages`` replaces the default stage list, ``extra_stages`` run after it.
     """
 
     def __init__(
         self,
         redis: aioredis.Redis,
-        settings: Settings,
+        keys: Keys,
+        settings: PipelineSettings,
         *,
+        sweeps: PeriodicSweep,
         name: str,
         report: WorkerReport,
         shared: SharedParts,
@@ -97,10 +105,11 @@ class NamespaceConsumer:
     ) -> None:
         self.redis = redis
         self.settings = settings
-        self.keys = Keys(settings.key_prefix, settings.namespace)
+        self.worker = settings.worker
+        self.keys = keys
         self.name = name
         self.report = report
-        self.sweeps = PeriodicSweep(redis, self.keys, settings)
+        self.sweeps = sweeps
         self.own_pending_first = False  # after an outage: re-read what this consumer held
         self.may_refine = True  # False once the refiner found nothing, until the next commit
         self.last_reclaim = 0.0
@@ -145,7 +154,7 @@ class NamespaceConsumer:
             vector_field=built.vector_field,
             vector_datatype=built.vector_datatype,
             generation=built.generation,
-            outcome_ttl_s=self.settings.outcome_ttl_s,
+            outcome_ttl_s=self.worker.outcome_ttl_s,
             contextual=built.contextual,
         )
         if self._stages is None:
@@ -200,9 +209,9 @@ class NamespaceConsumer:
             self.keys.stream,
             self.keys.group,
             self.name,
-            min_idle_time=self.settings.claim_idle_ms,
+            min_idle_time=self.worker.claim_idle_ms,
             start_id="0-0",
-            count=self.settings.worker_batch_size,
+            count=self.worker.worker_batch_size,
             justid=True,
         )
 
@@ -223,7 +232,7 @@ class NamespaceConsumer:
         spent: list[tuple[str, int, str]] = []
         for entry_id, info, error in zip(entry_ids, pending, errors, strict=True):
             delivered = int(info[0]["times_delivered"]) if info else 0
-            if delivered < self.settings.max_deliveries:
+            if delivered < self.worker.max_deliveries:
                 keep.append((entry_id, delivered + 1))
             else:
                 reason = as_text(error) if error else "worker died while processing it"
@@ -381,7 +390,7 @@ class NamespaceConsumer:
         read the pending logs too.
         """
         try:
-            await trim_acknowledged(self.redis, self.keys, self.settings.stream_keep_acked)
+            await trim_acknowledged(self.redis, self.keys, self.worker.stream_keep_acked)
             now = time.monotonic()
             if busy and now - self.last_fold < FOLD_WHILE_BUSY_S:
                 return

@@ -13,7 +13,7 @@ from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import SweepBusy
 from hindsight_redis.lifecycle.forgetting import sweep
 from hindsight_redis.lifecycle.retention import RetentionPolicy
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import RetentionSettings, SweepSettings
 
 log = logging.getLogger(__name__)
 
@@ -50,16 +50,25 @@ async def trim_acknowledged(redis: aioredis.Redis, keys: Keys, keep_below: int) 
 class PeriodicSweep:
     """A worker's retention sweep every ``sweep_interval_s``, in the background.
 
+    ``sweeps`` says how often and how far; ``retention`` scores the memories.
+
     Runs beside consumption (a sweep of many memories takes a while), one at a
     time per worker; across workers the lease lets only one sweep a namespace,
     so the others skip their turn. ``stop()`` asks a running sweep to end after
     its current step (a rerun finishes the rest).
     """
 
-    def __init__(self, redis: aioredis.Redis, keys: Keys, settings: Settings) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        keys: Keys,
+        sweeps: SweepSettings,
+        retention: RetentionSettings,
+    ) -> None:
         self._redis = redis
         self._keys = keys
-        self._settings = settings
+        self._sweeps = sweeps
+        self._retention = retention
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._last = time.monotonic()  # the first sweep comes one interval after start
@@ -68,7 +77,7 @@ class PeriodicSweep:
     @property
     def enabled(self) -> bool:
         """True when ``sweep_interval_s`` is set."""
-        return self._settings.sweep_interval_s > 0
+        return self._sweeps.sweep_interval_s > 0
 
     @property
     def running(self) -> bool:
@@ -79,25 +88,25 @@ class PeriodicSweep:
         """Start a sweep when the interval has passed and none is running; True if started."""
         if not self.enabled or self._stopping or self.running:
             return False
-        if time.monotonic() - self._last < self._settings.sweep_interval_s:
+        if time.monotonic() - self._last < self._sweeps.sweep_interval_s:
             return False
         self._last = time.monotonic()
         self._task = asyncio.create_task(self._run())
         return True
 
     async def _run(self) -> None:
-        settings = self._settings
+        sweeps = self._sweeps
         try:
             report = await sweep(
                 self._redis,
                 self._keys,
-                RetentionPolicy.from_settings(settings),
-                threshold=settings.sweep_threshold,
-                max_active=settings.sweep_max_active,
-                batch=settings.sweep_batch,
-                lease_s=settings.sweep_lease_s,
+                RetentionPolicy.from_settings(self._retention),
+                threshold=sweeps.sweep_threshold,
+                max_active=sweeps.sweep_max_active,
+                batch=sweeps.sweep_batch,
+                lease_s=sweeps.sweep_lease_s,
                 show=1,
-                redis_share=settings.sweep_redis_share,
+                redis_share=sweeps.sweep_redis_share,
                 should_stop=lambda: self._stopping,
             )
         except SweepBusy:

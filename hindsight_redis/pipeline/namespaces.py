@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 from hindsight_redis.core.keys import glob_escape, namespace_discovery, namespace_registry
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import ConfigError, EmbeddingMismatch, redis_errors
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import IdentitySettings, WorkerSettings
 
 if TYPE_CHECKING:
     from hindsight_redis.pipeline.consumer import NamespaceConsumer
@@ -46,7 +46,7 @@ def wanted(
         raise ConfigError('namespaces is empty: give at least one name, or "*"')
     for name in names:
         try:
-            Settings._safe_name(name)  # the rule of Settings.namespace
+            IdentitySettings._safe_name(name)  # the rule of a namespace's name
         except ValueError as e:
             raise ConfigError(f"namespace {name!r}: {e}") from None
     return names
@@ -95,23 +95,26 @@ async def discover_once(redis: aioredis.Redis, prefix: str) -> None:
 
 
 class ServedNamespaces:
-    """The namespaces a worker serves, each with its consumer (built by ``make``).
+    """The namespaces of ``prefix`` a worker serves, each with its consumer (built by ``make``).
 
     ``wanted``: a list, or ``"*"`` for every namespace of the registry,
-    re-read by ``refresh``. ``strict``: a namespace that cannot be served
-    (its index was built with another embedder) raises; else it is logged
-    and tried again later while the others are served.
+    re-read by ``refresh`` (every ``worker.namespace_refresh_s``). ``strict``:
+    a namespace that cannot be served (its index was built with another
+    embedder) raises; else it is logged and tried again later while the
+    others are served.
     """
 
     def __init__(
         self,
-        settings: Settings,
+        prefix: str,
+        worker: WorkerSettings,
         wanted: list[str] | Literal["*"],
         make: Callable[[aioredis.Redis, str], NamespaceConsumer],
         *,
         strict: bool,
     ) -> None:
-        self.settings = settings
+        self.prefix = prefix
+        self.worker = worker
         self.wanted = wanted
         self.strict = strict
         self.consumers: dict[str, NamespaceConsumer] = {}
@@ -129,19 +132,18 @@ class ServedNamespaces:
         """Register or discover the namespaces, then serve them."""
         self.consumers.clear()
         self.by_stream.clear()
-        prefix = self.settings.key_prefix
         if self.wanted == "*":
-            await discover_once(redis, prefix)
+            await discover_once(redis, self.prefix)
         else:
-            await register(redis, prefix, self.wanted)
+            await register(redis, self.prefix, self.wanted)
         await self.refresh(redis)
 
     async def refresh(self, redis: aioredis.Redis) -> None:
         """Serve the namespaces wanted and not served yet (new in the registry, or retried)."""
-        self._next_refresh = time.monotonic() + self.settings.namespace_refresh_s
+        self._next_refresh = time.monotonic() + self.worker.namespace_refresh_s
         wanted = self.wanted
         if wanted == "*":
-            wanted = await registered(redis, self.settings.key_prefix)
+            wanted = await registered(redis, self.prefix)
         now = time.monotonic()
         for namespace in wanted:
             if namespace not in self.consumers and self._retry_at.get(namespace, 0.0) <= now:
@@ -176,7 +178,7 @@ class ServedNamespaces:
     async def lost(self, redis: aioredis.Redis, consumers: Sequence[NamespaceConsumer]) -> None:
         """Streams deleted under the worker: recreate them and their group, unless the
         namespace left the registry (``admin.delete_namespace``) while every one is served."""
-        kept = await registered(redis, self.settings.key_prefix) if self.wanted == "*" else None
+        kept = await registered(redis, self.prefix) if self.wanted == "*" else None
         for consumer in consumers:
             if kept is None or consumer.namespace in kept:
                 await consumer.ensure_group()

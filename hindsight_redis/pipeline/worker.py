@@ -39,13 +39,14 @@ from hindsight_redis.errors import (
     redis_errors,
 )
 from hindsight_redis.index.gc import ensure_search_gc
-from hindsight_redis.pipeline.assembly import SharedParts, shared_parts
+from hindsight_redis.pipeline.assembly import PipelineSettings, SharedParts, shared_parts
 from hindsight_redis.pipeline.consumer import (
     NamespaceConsumer,
     WorkerReport,
     reclaimed_chunks,
     run_stages,
 )
+from hindsight_redis.pipeline.maintenance import PeriodicSweep
 from hindsight_redis.pipeline.namespaces import ServedNamespaces, wanted
 from hindsight_redis.pipeline.stages.base import Candidate, Stage
 from hindsight_redis.pipeline.streams import Entry, Lease, all_drained, read_group
@@ -92,11 +93,19 @@ class Worker:
     ) -> None:
         self.settings = settings or Settings()
         self.keys = Keys(self.settings.key_prefix, self.settings.namespace)
+        self._pipeline = PipelineSettings(
+            worker=self.settings.worker,
+            dedup=self.settings.dedup,
+            index=self.settings.index,
+            search=self.settings.search,
+            embedding=self.settings.embedding,
+        )
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._multi = namespaces is not None
         self._maintenance_every_s = 1.0 if self._multi else _MAINTENANCE_EVERY_S
         self._served = ServedNamespaces(
-            self.settings,
+            self.keys.prefix,
+            self.settings.worker,
             wanted(namespaces, self.settings.namespace),
             self._consumer,
             strict=not self._multi,
@@ -135,11 +144,12 @@ class Worker:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self._loop.add_signal_handler(sig, self._stopping.set)
         owns = self._redis is None
-        redis = self._redis or await connect(self.settings)
+        settings = self.settings
+        redis = self._redis or await connect(settings.connection, settings.server, settings.worker)
         try:
             await require_search(redis, "start the worker")
-            await ensure_search_gc(redis, self.settings)
-            self._shared = shared_parts(self.settings)
+            await ensure_search_gc(redis, settings.index, settings.connection)
+            self._shared = shared_parts(settings.embedding, settings.filters, settings.llm)
             await self._served.start(redis)
             await self._loop_until_done(redis, burst)
             for consumer in self._served.consumers.values():
@@ -156,9 +166,12 @@ class Worker:
 
     def _consumer(self, redis: aioredis.Redis, namespace: str) -> NamespaceConsumer:
         assert self._shared is not None
+        keys = Keys(self.keys.prefix, namespace)
         return NamespaceConsumer(
             redis,
-            self.settings.model_copy(update={"namespace": namespace}),
+            keys,
+            self._pipeline,
+            sweeps=PeriodicSweep(redis, keys, self.settings.sweeps, self.settings.retention),
             name=self.name,
             report=self.report,
             shared=self._shared,

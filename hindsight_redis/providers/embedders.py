@@ -59,7 +59,7 @@ __all__ = [
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-    from hindsight_redis.settings import Settings
+    from hindsight_redis.settings import EmbeddingSettings
 
 logger = logging.getLogger(__name__)
 
@@ -355,30 +355,32 @@ def make_embedder(name: str, **options: Any) -> Embedder:
     )
 
 
-def embedder_from_settings(settings: Settings) -> Embedder:
-    """The embedder named by ``settings.embedder``, with its provider options."""
+def embedder_from_settings(embedding: EmbeddingSettings) -> Embedder:
+    """The embedder named by ``embedding.embedder``, with its provider options."""
     options: dict[str, object] = {}
-    if settings.embedder.startswith("litellm:"):
-        if settings.embedding_api_base:
-            options["api_base"] = settings.embedding_api_base
-        if settings.embedding_api_key is not None:
-            options["api_key"] = settings.embedding_api_key.get_secret_value()
-        options["batch_size"] = settings.embedding_batch_size
-        options["dims"] = settings.embedding_dims
-    return make_embedder(settings.embedder, **options)
+    if embedding.embedder.startswith("litellm:"):
+        if embedding.embedding_api_base:
+            options["api_base"] = embedding.embedding_api_base
+        if embedding.embedding_api_key is not None:
+            options["api_key"] = embedding.embedding_api_key.get_secret_value()
+        options["batch_size"] = embedding.embedding_batch_size
+        options["dims"] = embedding.embedding_dims
+    return make_embedder(embedding.embedder, **options)
 
 
-def contextual_from_settings(settings: Settings, *, for_queries: bool = False) -> Embedder | None:
-    """The contextual embedder of ``settings.contextual_embedder``; None for ``"none"``.
+def contextual_from_settings(
+    embedding: EmbeddingSettings, *, for_queries: bool = False
+) -> Embedder | None:
+    """The contextual embedder of ``embedding.contextual_embedder``; None for ``"none"``.
 
     Any embedder name works as the contextual one (e.g. ``litellm:<model>``).
     ``for_queries``: the searcher's, which may run a faster query graph
     (``contextual_query_int8``).
     """
-    name = settings.contextual_embedder
+    name = embedding.contextual_embedder
     if name == "none":
         return None
     if name == "minilm":
-        query_graph = for_queries and settings.contextual_query_int8
-        return make_embedder(name, threads=settings.contextual_threads, for_queries=query_graph)
-    return embedder_from_settings(settings.model_copy(update={"embedder": name}))
+        query_graph = for_queries and embedding.contextual_query_int8
+        return make_embedder(name, threads=embedding.contextual_threads, for_queries=query_graph)
+    return embedder_from_settings(embedding.model_copy(update={"embedder": name}))

@@ -24,7 +24,7 @@ from hindsight_redis.providers.retries import is_retryable
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from hindsight_redis.settings import Settings
+    from hindsight_redis.settings import LLMSettings
 
 logger = logging.getLogger(__name__)
 
@@ -76,17 +76,17 @@ class LLMClient:
     litellm's real code path without a network.
     """
 
-    def __init__(self, settings: Settings, **litellm_options: Any) -> None:
-        """A client for ``settings.llm_model``; ``ConfigError`` when none is set."""
-        if not settings.llm_model:
+    def __init__(self, llm: LLMSettings, **litellm_options: Any) -> None:
+        """A client for ``llm.llm_model``; ``ConfigError`` when none is set."""
+        if not llm.llm_model:
             raise ConfigError("no LLM configured: set llm_model (HINDSIGHT_LLM_MODEL)")
-        self.model: str = settings.llm_model
-        self._api_base = settings.llm_api_base
-        self._api_key = settings.llm_api_key
-        self._timeout_s = settings.llm_timeout_s
-        self._max_retries = settings.llm_max_retries
-        self._backoff_s = settings.llm_retry_backoff_s
-        self._semaphore = asyncio.Semaphore(settings.llm_concurrency)
+        self.model: str = llm.llm_model
+        self._api_base = llm.llm_api_base
+        self._api_key = llm.llm_api_key
+        self._timeout_s = llm.llm_timeout_s
+        self._max_retries = llm.llm_max_retries
+        self._backoff_s = llm.llm_retry_backoff_s
+        self._semaphore = asyncio.Semaphore(llm.llm_concurrency)
         self._options = litellm_options
 
     async def complete_text(self, system: str, user: str, *, max_tokens: int | None = None) -> str:

@@ -1,9 +1,9 @@
 """Redis Cluster: the client, where a namespace lives, and failovers waited out.
 
-A ``redis+cluster://host:port[,host:port...]`` URL (or ``Settings.cluster``) makes
-``connection.open_redis`` return a ``ClusterClient``: redis-py's asyncio cluster client,
-typed as ``Redis`` for the rest of the package (it has the same command methods), with
-two changes.
+A ``redis+cluster://host:port[,host:port...]`` URL (or ``ConnectionSettings.cluster``)
+makes ``connection.open_redis`` return a ``ClusterClient``: redis-py's asyncio cluster
+client, typed as ``Redis`` for the rest of the package (it has the same command
+methods), with two changes.
 
 * FT.* commands are routed by their index name, like keys (``ClusterClient.routed``,
   for every command and pipeline). The search module of a cluster without a

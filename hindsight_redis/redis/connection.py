@@ -5,9 +5,9 @@ server runs with (recorded in its ``server.json``) unless a profile is
 configured explicitly; an explicit profile that disagrees with the running
 server is used, and reported (``profile_conflict``). With no URL, a local
 cluster started in ``server_dir`` (``server start --cluster N``) is used when
-it runs. Every connection sends ``Settings.redis_password`` when one is set (a
-password in the URL wins). A ``redis+cluster://`` URL (or ``cluster = true``)
-opens the cluster client (``cluster.py``).
+it runs. Every connection sends ``ConnectionSettings.redis_password`` when one
+is set (a password in the URL wins). A ``redis+cluster://`` URL (or ``cluster =
+true``) opens the cluster client (``cluster.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,12 @@ from hindsight_redis.errors import redis_errors
 from hindsight_redis.redis.cluster import cluster_url, is_cluster_url, list_indexes, open_cluster
 from hindsight_redis.redis.server import EmbeddedServer, PersistenceProfile, get_profile
 from hindsight_redis.redis.server.local_cluster import LocalCluster
-from hindsight_redis.settings import Settings, redact_url
+from hindsight_redis.settings import (
+    ConnectionSettings,
+    ServerSettings,
+    WorkerSettings,
+    redact_url,
+)
 
 logger = logging.getLogger(__name__)
 SOCKET_TIMEOUT_S = 5.0  # longest wait for a reply before RedisUnavailable
@@ -44,69 +49,78 @@ class Target:
         return is_cluster_url(self.url)
 
 
-def embedded_server(settings: Settings) -> EmbeddedServer:
-    """The embedded server these settings describe (not started)."""
+def embedded_server(connection: ConnectionSettings, server: ServerSettings) -> EmbeddedServer:
+    """The embedded server of ``server``, with the profile and password of ``connection``
+    (not started)."""
     return EmbeddedServer(
-        settings.server_dir,
-        get_profile(settings.profile),
-        port=settings.server_port,
-        bind=settings.server_bind,
-        start_timeout_s=settings.server_start_timeout_s,
-        password=settings.redis_password,
+        server.server_dir,
+        get_profile(connection.profile),
+        port=server.server_port,
+        bind=server.server_bind,
+        start_timeout_s=server.server_start_timeout_s,
+        password=connection.redis_password,
     )
 
 
 def local_cluster(
-    settings: Settings, *, masters: int = 3, replicas: int = 0, port: int = 7000
+    connection: ConnectionSettings,
+    server: ServerSettings,
+    *,
+    masters: int = 3,
+    replicas: int = 0,
+    port: int = 7000,
 ) -> LocalCluster:
     """The local cluster of ``server_dir`` (``server start --cluster``; not started)."""
     return LocalCluster(
-        settings.server_dir / "cluster",
-        get_profile(settings.profile),
+        server.server_dir / "cluster",
+        get_profile(connection.profile),
         masters=masters,
         replicas=replicas,
         port=port,
-        bind=settings.server_bind,
-        start_timeout_s=settings.server_start_timeout_s,
-        password=settings.redis_password,
+        bind=server.server_bind,
+        start_timeout_s=server.server_start_timeout_s,
+        password=connection.redis_password,
     )
 
 
-def profile_conflict(settings: Settings, running: str) -> str | None:
+def profile_conflict(connection: ConnectionSettings, running: str) -> str | None:
     """What to say when the configured profile is explicit and not the server's; else None."""
-    if "profile" not in settings.model_fields_set or settings.profile == running:
+    if "profile" not in connection.model_fields_set or connection.profile == running:
         return None
     return (
         f"the embedded server runs with profile {running!r}, but profile "
-        f"{settings.profile!r} is configured (HINDSIGHT_PROFILE, --profile or the config "
+        f"{connection.profile!r} is configured (HINDSIGHT_PROFILE, --profile or the config "
         f"file); restart it with `hindsight-redis server stop && hindsight-redis server "
-        f"start --profile {settings.profile}`, or drop the setting to use {running!r}"
+        f"start --profile {connection.profile}`, or drop the setting to use {running!r}"
     )
 
 
-def resolve(settings: Settings) -> Target:
+def resolve(connection: ConnectionSettings, server: ServerSettings) -> Target:
     """The Redis to use and its profile; starts the embedded server when none is configured."""
-    password = settings.redis_password
-    if settings.redis_url is not None:
-        url = cluster_url(settings.redis_url) if settings.cluster else settings.redis_url
-        return Target(url, get_profile(settings.profile), password)
-    running = local_cluster(settings).state()
+    password = connection.redis_password
+    if connection.redis_url is not None:
+        url = cluster_url(connection.redis_url) if connection.cluster else connection.redis_url
+        return Target(url, get_profile(connection.profile), password)
+    running = local_cluster(connection, server).state()
     if running is not None:
         return Target(running.url, get_profile(running.profile), password)
-    state = embedded_server(settings).ensure_started()
-    conflict = profile_conflict(settings, state.profile)
+    state = embedded_server(connection, server).ensure_started()
+    conflict = profile_conflict(connection, state.profile)
     if conflict is None:
         return Target(state.url, get_profile(state.profile), password)
     logger.warning("%s", conflict)
-    return Target(state.url, get_profile(settings.profile), password)
+    return Target(state.url, get_profile(connection.profile), password)
 
 
-async def connect(settings: Settings) -> aioredis.Redis:
-    """An asyncio Redis client that answers PING (see ``open_redis``)."""
-    target = await asyncio.to_thread(resolve, settings)
+async def connect(
+    connection: ConnectionSettings, server: ServerSettings, worker: WorkerSettings
+) -> aioredis.Redis:
+    """An asyncio Redis client that answers PING (see ``open_redis``), its replies
+    awaited ``worker_block_ms`` longer than ``SOCKET_TIMEOUT_S``."""
+    target = await asyncio.to_thread(resolve, connection, server)
     # A worker's XREADGROUP blocks up to worker_block_ms: the reply may take that much longer.
-    timeout_s = SOCKET_TIMEOUT_S + settings.worker_block_ms / 1000
-    return await open_redis(target.url, target.password, timeout_s=timeout_s, settings=settings)
+    timeout_s = SOCKET_TIMEOUT_S + worker.worker_block_ms / 1000
+    return await open_redis(target.url, target.password, timeout_s=timeout_s, connection=connection)
 
 
 async def open_redis(
@@ -114,7 +128,7 @@ async def open_redis(
     password: SecretStr | None = None,
     *,
     timeout_s: float = SOCKET_TIMEOUT_S,
-    settings: Settings | None = None,
+    connection: ConnectionSettings | None = None,
 ) -> aioredis.Redis:
     """An asyncio Redis client for ``url`` that answers PING.
 
@@ -123,14 +137,14 @@ async def open_redis(
     Redis's protocol, ``RedisAccessDenied`` for a missing or wrong password.
     A call that gets no reply within ``timeout_s`` (a hung or partitioned
     server) raises ``RedisUnavailable`` too. A cluster URL gives the cluster
-    client (``settings``: ``read_from_replicas``, ``cluster_retry_s``).
+    client (``connection``: ``read_from_replicas``, ``cluster_retry_s``).
     """
     if is_cluster_url(url):
         client = open_cluster(
             url,
             password,
-            read_from_replicas=settings is not None and settings.read_from_replicas,
-            retry_s=15.0 if settings is None else settings.cluster_retry_s,
+            read_from_replicas=connection is not None and connection.read_from_replicas,
+            retry_s=15.0 if connection is None else connection.cluster_retry_s,
             timeout_s=timeout_s,
         )
     else:

@@ -142,11 +142,13 @@ class Searcher:
     @classmethod
     async def open(cls, redis: Redis, keys: Keys, settings: Settings) -> Searcher:
         """Ensure the index exists and matches the configured embedders (cached for queries)."""
-        embedder = CachedEmbedder(embedder_from_settings(settings))
-        ctx = contextual_from_settings(settings, for_queries=True)
+        embedder = CachedEmbedder(embedder_from_settings(settings.embedding))
+        ctx = contextual_from_settings(settings.embedding, for_queries=True)
         contextual = CachedEmbedder(ctx) if ctx is not None else None
-        info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
-        await ensure_search_gc(redis, settings)
+        info = await MemoryIndex(
+            redis, keys, settings.index, settings.search, settings.embedding
+        ).ensure(embedder, contextual)
+        await ensure_search_gc(redis, settings.index, settings.connection)
         return cls(redis, keys, settings, embedder, info, contextual)
 
     async def search(

@@ -36,7 +36,7 @@ from hindsight_redis.errors import (
 )
 from hindsight_redis.redis import lua, scripts
 from hindsight_redis.redis.cluster import on_shard_of, refresh_topology, replicas_of, replicated
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import WriteSettings
 from hindsight_redis.write.backlog import backlog
 
 _BLOCK_POLL_S = 0.05
@@ -46,17 +46,20 @@ _RETRY_KEYED = "retry with the same idempotency_key to stay exactly-once"
 
 
 class StreamWriter:
-    """Appends validated events to a namespace's stream; holds no connection."""
+    """Appends validated events to a namespace's stream; holds no connection.
 
-    def __init__(self, settings: Settings, keys: Keys) -> None:
-        self.settings = settings
+    ``limits``: backpressure, the ``WAITAOF`` timeout, idempotency's TTL.
+    """
+
+    def __init__(self, limits: WriteSettings, keys: Keys) -> None:
+        self.limits = limits
         self.keys = keys
         self._room_until = 0.0  # monotonic time until which the backlog gate is open
         self._registered = False  # the namespace is in the registry (set on the first write)
         self._script_sent = False  # a durable append sent write_events' source (loading it)
 
     def _deadline(self) -> float:
-        return time.monotonic() + self.settings.backpressure_timeout_s
+        return time.monotonic() + self.limits.backpressure_timeout_s
 
     async def append_one(
         self, redis: Redis, event: MemoryEvent, *, durable: bool = False
@@ -99,7 +102,7 @@ class StreamWriter:
         and, on a cluster shard with replicas, ``WAIT 1`` (a replica has them; its own fsync
         follows at once under ``durable``, but ``WAITAOF 1 1`` would wait for the replica's
         once-a-second report). Both on the writes' connection; how many replies they add."""
-        timeout_ms = self.settings.waitaof_timeout_ms
+        timeout_ms = self.limits.waitaof_timeout_ms
         route = on_shard_of(redis, self.keys.stream)
         pipe.execute_command("WAITAOF", 1, 0, timeout_ms, **route)
         if not replicas_of(redis, self.keys.stream):
@@ -121,13 +124,13 @@ class StreamWriter:
         if int(replies[0][0]) < 1:
             raise WriteTimeout(
                 "write accepted but the AOF fsync was not confirmed within "
-                f"{self.settings.waitaof_timeout_ms} ms"
+                f"{self.limits.waitaof_timeout_ms} ms"
             )
         if len(replies) > 1 and int(replies[1]) < 1:
             await refresh_topology(redis)  # a replica gone: the next write waits for none
             raise WriteTimeout(
                 "write accepted and fsynced, but no replica of its shard acknowledged it within "
-                f"{self.settings.waitaof_timeout_ms} ms"
+                f"{self.limits.waitaof_timeout_ms} ms"
             )
 
     async def _append_durable(self, redis: Redis, call: dict[str, Any]) -> tuple[Any, list[Any]]:
@@ -160,15 +163,15 @@ class StreamWriter:
     async def _wait_for_room(self, redis: Redis, deadline: float) -> None:
         while True:
             current = await backlog(redis, self.keys)
-            if current < self.settings.max_backlog:
+            if current < self.limits.max_backlog:
                 self._room_until = time.monotonic() + _GATE_TTL_S
                 return
             await self._refuse_or_pause(current, deadline)
 
     async def _refuse_or_pause(self, current_backlog: int, deadline: float) -> None:
         """Raise ``Backpressure`` (error mode, or past the deadline), else pause before a retry."""
-        if self.settings.backpressure == "error" or time.monotonic() >= deadline:
-            raise Backpressure(current_backlog, self.settings.max_backlog)
+        if self.limits.backpressure == "error" or time.monotonic() >= deadline:
+            raise Backpressure(current_backlog, self.limits.max_backlog)
         await asyncio.sleep(_BLOCK_POLL_S)
 
     async def append(
@@ -192,8 +195,8 @@ class StreamWriter:
             "stream": self.keys.stream,
             "stats": self.keys.stats,
             "idempotency": [self.keys.idempotency(e.event_id) for e in events],
-            "max_backlog": self.settings.max_backlog,
-            "idempotency_ttl_s": self.settings.idempotency_ttl_s,
+            "max_backlog": self.limits.max_backlog,
+            "idempotency_ttl_s": self.limits.idempotency_ttl_s,
             "events": payloads,
         }
         while True:

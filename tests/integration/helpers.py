@@ -216,7 +216,9 @@ async def open_index_env(
     """Ensure the namespace's index (hash embedder, optional contextual one)."""
     keys = Keys(settings.key_prefix, settings.namespace)
     embedder = HashEmbedder()
-    info = await MemoryIndex(redis, keys, settings).ensure(embedder, contextual)
+    info = await MemoryIndex(
+        redis, keys, settings.index, settings.search, settings.embedding
+    ).ensure(embedder, contextual)
     return IndexEnv(redis, keys, settings, embedder, info)
 
 

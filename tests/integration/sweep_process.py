@@ -25,11 +25,11 @@ def _pause() -> bool:
 
 async def main() -> None:
     settings = Settings()
-    redis = await connect(settings)
+    redis = await connect(settings.connection, settings.server, settings.worker)
     await sweep(
         redis,
         Keys(settings.key_prefix, settings.namespace),
-        RetentionPolicy.from_settings(settings),
+        RetentionPolicy.from_settings(settings.retention),
         threshold=None,
         max_active=int(sys.argv[1]),
         batch=int(sys.argv[2]),

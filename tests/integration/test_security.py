@@ -196,7 +196,7 @@ def locked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
         namespace="sec",
         worker_block_ms=50,
     )
-    server = embedded_server(settings)
+    server = embedded_server(settings.connection, settings.server)
     server.start()
     try:
         yield settings
@@ -213,7 +213,7 @@ async def test_with_a_password_every_connection_sends_it(locked: Settings) -> No
     settings = _own(locked)
     password = settings.redis_password
     assert password is not None
-    state = embedded_server(settings).state()
+    state = embedded_server(settings.connection, settings.server).state()
     assert state is not None and state.host == "127.0.0.1"
     # The server wants it: a connection without it, or with another, is refused.
     with pytest.raises(redis_sync.AuthenticationError):

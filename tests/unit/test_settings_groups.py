@@ -80,3 +80,11 @@ def test_a_group_validates_its_fields_on_its_own() -> None:
         )
     with pytest.raises(ValidationError):
         SearchSettings(hybrid_alpha=2.0)
+
+
+def test_a_view_keeps_which_of_its_fields_were_set() -> None:
+    settings = Settings(profile="durable", hybrid_alpha=0.5)
+    assert "profile" in settings.connection.model_fields_set
+    assert "redis_url" not in settings.connection.model_fields_set
+    assert "profile" not in Settings().connection.model_fields_set
+    assert settings.search.model_fields_set >= {"hybrid_alpha"}

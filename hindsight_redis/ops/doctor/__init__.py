@@ -7,6 +7,7 @@ reported: whether the server has a password, never the password.
 
 from __future__ import annotations
 
+from hindsight_redis.core.keys import Keys
 from hindsight_redis.ops.doctor.checks import DoctorReport, exposure_problem, loopback_only
 from hindsight_redis.ops.doctor.cluster import diagnose_if_cluster
 from hindsight_redis.ops.doctor.server import diagnose_server
@@ -24,6 +25,8 @@ async def diagnose(settings: Settings) -> DoctorReport:
     the server's is one problem, not a list of config differences.
     """
     report = DoctorReport()
-    if await diagnose_if_cluster(settings, report):
+    connection, server = settings.connection, settings.server
+    keys = Keys(settings.key_prefix, settings.namespace)
+    if await diagnose_if_cluster(connection, server, keys, report):
         return report
-    return await diagnose_server(settings, report)
+    return await diagnose_server(connection, server, keys, report)

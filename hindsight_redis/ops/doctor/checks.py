@@ -21,7 +21,7 @@ from hindsight_redis.errors import (
     RedisUnavailable,
     redis_errors,
 )
-from hindsight_redis.settings import Settings, is_loopback
+from hindsight_redis.settings import ConnectionSettings, is_loopback
 
 
 @dataclass(slots=True)
@@ -93,7 +93,9 @@ async def check_disk_writes(client: aioredis.Redis, report: DoctorReport, log: s
         )
 
 
-async def check_exposure(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
+async def check_exposure(
+    client: aioredis.Redis, connection: ConnectionSettings, report: DoctorReport
+) -> None:
     """A problem when the server takes clients from beyond loopback without a password, or
     when a password is configured that the server does not require."""
     try:
@@ -121,14 +123,14 @@ async def check_exposure(client: aioredis.Redis, settings: Settings, report: Doc
     problem = exposure_problem(bind, protected=protected, passwordless=passwordless)
     if problem is not None:
         report.problems.append(problem)
-    if passwordless and settings.redis_password is not None:
+    if passwordless and connection.redis_password is not None:
         # Redis takes any password when it requires none: the setting protects nothing.
         report.problems.append(
             "HINDSIGHT_REDIS_PASSWORD is set but this Redis requires no password: "
             + (
                 "the embedded server was started without it; restart it "
                 "(`hindsight-redis server stop`, then `server start`)"
-                if settings.redis_url is None
+                if connection.redis_url is None
                 else "set `requirepass` (or an ACL user) on the server"
             )
         )
@@ -213,12 +215,12 @@ async def check_hash_layout(client: aioredis.Redis, report: DoctorReport) -> Non
         )
 
 
-async def check_index(client: aioredis.Redis, settings: Settings, report: DoctorReport) -> None:
-    from hindsight_redis.index.manager import MemoryIndex
+async def check_index(client: aioredis.Redis, keys: Keys, report: DoctorReport) -> None:
+    """The health of the index of ``keys.namespace``."""
+    from hindsight_redis.index.manager import index_health
 
-    keys = Keys(settings.key_prefix, settings.namespace)
     try:
-        health = await MemoryIndex(client, keys, settings).health()
+        health = await index_health(client, keys)
     except HindsightError as e:
         report.problems.append(f"index: {e}")
         return

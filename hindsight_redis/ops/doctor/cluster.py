@@ -37,7 +37,7 @@ from hindsight_redis.redis.server.profiles import (
     get_profile,
     profile_mismatches,
 )
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import ConnectionSettings, ServerSettings
 
 _SHOWN_NAMESPACES = 20
 
@@ -55,22 +55,24 @@ class _Node:
 
 
 async def diagnose_cluster(
-    settings: Settings,
+    connection: ConnectionSettings,
+    keys: Keys,
     url: str,
     profile: PersistenceProfile,
     report: DoctorReport,
     *,
     check_persistence: bool = True,
 ) -> None:
-    """Add the cluster's facts and problems to ``report``."""
+    """Add the cluster's facts and problems to ``report`` (and where ``keys.namespace``
+    and the registry's namespaces live, the health of its index)."""
     try:
-        client = await open_redis(url, settings.redis_password, settings=settings)
+        client = await open_redis(url, connection.redis_password, connection=connection)
     except HindsightError as e:
         report.problems.append(str(e))
         return
     try:
         with redis_errors("check the cluster"):
-            await _check_cluster(client, settings, profile, report, check_persistence)
+            await _check_cluster(client, connection, keys, profile, report, check_persistence)
     except HindsightError as e:
         report.problems.append(str(e))
     finally:
@@ -79,15 +81,16 @@ async def diagnose_cluster(
 
 async def _check_cluster(
     client: aioredis.Redis,
-    settings: Settings,
+    connection: ConnectionSettings,
+    keys: Keys,
     profile: PersistenceProfile,
     report: DoctorReport,
     check_persistence: bool,
 ) -> None:
     cluster = as_cluster(client)
     assert cluster is not None
-    nodes = [await _node(n.host, int(n.port), settings) for n in cluster.get_nodes()]
-    first = _plain(cluster.get_nodes()[0].host, int(cluster.get_nodes()[0].port), settings)
+    nodes = [await _node(n.host, int(n.port), connection) for n in cluster.get_nodes()]
+    first = _plain(cluster.get_nodes()[0].host, int(cluster.get_nodes()[0].port), connection)
     try:
         info = _fields(as_text(await first.execute_command("CLUSTER", "INFO")))  # type: ignore[no-untyped-call]
         shards = await first.execute_command("CLUSTER", "SHARDS")  # type: ignore[no-untyped-call]
@@ -105,18 +108,18 @@ async def _check_cluster(
         )
     report.facts["shards"] = _describe_shards(shards, report)
     _check_nodes(nodes, profile, report, check_persistence)
-    await _place_namespaces(client, settings, report)
-    await check_index(client, settings, report)
+    await _place_namespaces(client, keys, report)
+    await check_index(client, keys, report)
 
 
-def _plain(host: str, port: int, settings: Settings) -> aioredis.Redis:
+def _plain(host: str, port: int, connection: ConnectionSettings) -> aioredis.Redis:
     """A client of one node alone."""
-    password = plain_password(settings.redis_password)
+    password = plain_password(connection.redis_password)
     return aioredis.Redis(host=host, port=port, password=password, socket_timeout=5)
 
 
-async def _node(host: str, port: int, settings: Settings) -> _Node:
-    node = _plain(host, port, settings)
+async def _node(host: str, port: int, connection: ConnectionSettings) -> _Node:
+    node = _plain(host, port, connection)
     try:
         with redis_errors(f"check node {host}:{port}"):
             info = await node.info()
@@ -126,7 +129,7 @@ async def _node(host: str, port: int, settings: Settings) -> _Node:
                 config.update(await node.config_get(name))
             notes = DoctorReport()
             await check_search_gc(node, notes)
-            await check_exposure(node, settings, notes)
+            await check_exposure(node, connection, notes)
             await check_disk_writes(node, notes, f"the log of {host}:{port}")
     finally:
         await node.aclose()
@@ -200,18 +203,17 @@ def _check_nodes(
         report.problems.append(f"{on}: {problem}")
 
 
-async def _place_namespaces(
-    client: aioredis.Redis, settings: Settings, report: DoctorReport
-) -> None:
-    """Where each namespace of the registry lives: the master of its hash tag's slot."""
+async def _place_namespaces(client: aioredis.Redis, keys: Keys, report: DoctorReport) -> None:
+    """Where ``keys.namespace`` and each namespace of the registry live: the master of
+    its hash tag's slot."""
     from hindsight_redis.pipeline.namespaces import registered
 
     cluster = as_cluster(client)
     assert cluster is not None
-    names = sorted(set(await registered(client, settings.key_prefix)) | {settings.namespace})
+    names = sorted(set(await registered(client, keys.prefix)) | {keys.namespace})
     placed = []
     for name in names[:_SHOWN_NAMESPACES]:
-        stream = Keys(settings.key_prefix, name).stream
+        stream = Keys(keys.prefix, name).stream
         node = cluster.get_node_from_key(stream)
         placed.append(f"{name} -> {node.name if node else '?'} (slot {cluster.keyslot(stream)})")
     more = len(names) - _SHOWN_NAMESPACES
@@ -222,17 +224,19 @@ def _fields(text: str) -> dict[str, str]:
     return dict(line.split(":", 1) for line in text.split() if ":" in line)
 
 
-async def diagnose_if_cluster(settings: Settings, report: DoctorReport) -> bool:
+async def diagnose_if_cluster(
+    connection: ConnectionSettings, server: ServerSettings, keys: Keys, report: DoctorReport
+) -> bool:
     """``diagnose`` of a cluster (a cluster URL, ``cluster = true``, or the local cluster of
     ``server_dir`` running while no URL is set); False, doing nothing, for one server."""
-    profile, check = get_profile(settings.profile), True
-    if settings.redis_url is not None:
-        if not (settings.cluster or is_cluster_url(settings.redis_url)):
+    profile, check = get_profile(connection.profile), True
+    if connection.redis_url is not None:
+        if not (connection.cluster or is_cluster_url(connection.redis_url)):
             return False
-        url = cluster_url(settings.redis_url)
+        url = cluster_url(connection.redis_url)
         report.facts["server"] = "external Redis Cluster (HINDSIGHT_REDIS_URL)"
     else:
-        local = local_cluster(settings)
+        local = local_cluster(connection, server)
         running = local.state()
         if running is None:
             return False
@@ -241,12 +245,12 @@ async def diagnose_if_cluster(settings: Settings, report: DoctorReport) -> bool:
             f"local cluster, {len(running.ports)} nodes on ports {running.ports[0]}-"
             f"{running.ports[-1]}, data in {local.data_dir}"
         )
-        conflict = profile_conflict(settings, running.profile)
+        conflict = profile_conflict(connection, running.profile)
         if conflict is None:
             profile = get_profile(running.profile)
         else:
             report.problems.append(conflict)
             check = False
     report.facts["profile"] = f"{profile.name} ({profile.description})"
-    await diagnose_cluster(settings, url, profile, report, check_persistence=check)
+    await diagnose_cluster(connection, keys, url, profile, report, check_persistence=check)
     return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 
+from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import (
     SEARCH_MODULE_HINT,
@@ -25,49 +26,53 @@ from hindsight_redis.redis.server.profiles import (
     get_profile,
     profile_mismatches,
 )
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import ConnectionSettings, ServerSettings
 
 
-async def diagnose_server(settings: Settings, report: DoctorReport) -> DoctorReport:
-    """Check one server's version, modules, persistence profile and index health, into
-    ``report``.
+async def diagnose_server(
+    connection: ConnectionSettings, server: ServerSettings, keys: Keys, report: DoctorReport
+) -> DoctorReport:
+    """Check one server's version, modules, persistence profile and the index health of
+    ``keys.namespace``, into ``report``.
 
     With the embedded server and no explicit profile, the server is checked
     against the profile it was started with; an explicit profile that is not
     the server's is one problem, not a list of config differences.
     """
-    profile = get_profile(settings.profile)
+    profile = get_profile(connection.profile)
     check_persistence = True
-    if settings.redis_url is None:
-        state = embedded_server(settings).state()
+    if connection.redis_url is None:
+        state = embedded_server(connection, server).state()
         if state is None:
             report.facts["profile"] = f"{profile.name} ({profile.description})"
-            report.facts["server"] = f"embedded, not running (data dir {settings.server_dir})"
+            report.facts["server"] = f"embedded, not running (data dir {server.server_dir})"
             report.problems.append(
                 "the embedded server is not running: run `hindsight-redis server start`"
             )
-            if settings.server_dir.is_dir():
-                check_data_dir(settings.server_dir, report)
+            if server.server_dir.is_dir():
+                check_data_dir(server.server_dir, report)
             return report
         url = state.url
-        report.facts["server"] = f"embedded, {url}, pid {state.pid}, data in {settings.server_dir}"
-        check_data_dir(settings.server_dir, report)
-        conflict = profile_conflict(settings, state.profile)
+        report.facts["server"] = f"embedded, {url}, pid {state.pid}, data in {server.server_dir}"
+        check_data_dir(server.server_dir, report)
+        conflict = profile_conflict(connection, state.profile)
         if conflict is None:
             profile = get_profile(state.profile)
         else:
             report.problems.append(conflict)
             check_persistence = False
     else:
-        url = settings.redis_url
+        url = connection.redis_url
         report.facts["server"] = "external (HINDSIGHT_REDIS_URL)"
     report.facts["profile"] = f"{profile.name} ({profile.description})"
     client = aioredis.Redis.from_url(
-        url, socket_timeout=5, password=plain_password(settings.redis_password)
+        url, socket_timeout=5, password=plain_password(connection.redis_password)
     )
     try:
         with redis_errors("check the server"):
-            await _check_server(client, settings, profile, report, check_persistence)
+            await _check_server(
+                client, connection, server, keys, profile, report, check_persistence
+            )
     except HindsightError as e:
         report.problems.append(str(e))
     finally:
@@ -77,7 +82,9 @@ async def diagnose_server(settings: Settings, report: DoctorReport) -> DoctorRep
 
 async def _check_server(
     client: aioredis.Redis,
-    settings: Settings,
+    connection: ConnectionSettings,
+    server: ServerSettings,
+    keys: Keys,
     profile: PersistenceProfile,
     report: DoctorReport,
     check_persistence: bool,
@@ -119,10 +126,11 @@ async def _check_server(
             f"persistence: {problem} (restart the embedded server with --profile "
             f"{profile.name}, or CONFIG SET it on your server)"
         )
-    log = embedded_server(settings).log_file if settings.redis_url is None else "the Redis log"
+    embedded = connection.redis_url is None
+    log = embedded_server(connection, server).log_file if embedded else "the Redis log"
     await check_disk_writes(client, report, str(log))
-    await check_exposure(client, settings, report)
+    await check_exposure(client, connection, report)
     await check_hash_layout(client, report)
     if has_search:
         await check_search_gc(client, report)
-        await check_index(client, settings, report)
+        await check_index(client, keys, report)

@@ -4,14 +4,14 @@ For each alive candidate (after ``EmbedStage``) the stage looks up the few
 nearest stored active memories of the namespace (one pipelined KNN round trip
 for the whole batch) and the earlier candidates of the same batch:
 
-* cosine >= ``settings.conflict_threshold`` and the ``ConflictJudge`` says
+* cosine >= ``DedupSettings.conflict_threshold`` and the ``ConflictJudge`` says
   the two contradict: the id goes to ``candidate.conflicts_with`` (the commit
   flags both for review); this is checked first, so "standup at 9" and
   "standup at 10" are a conflict even when their vectors nearly coincide.
   The gate is low (0.3) because a changed name moves a static vector far
   ("my manager is Bob Smith" / "... Carol Jones": 0.62); the judge itself
   decides, on the few nearest memories only;
-* otherwise cosine >= ``settings.dedup_threshold`` and no fact differs
+* otherwise cosine >= ``DedupSettings.dedup_threshold`` and no fact differs
   (``pipeline.facts``): ``candidate.merge_into`` = that memory's id (the
   commit appends the source and bumps its stats).
 
@@ -42,7 +42,7 @@ from hindsight_redis.index.manager import IndexInfo
 from hindsight_redis.language.facts import contradiction, disagree, facts_of, may_share_topic
 from hindsight_redis.pipeline.stages.base import Candidate, alive
 from hindsight_redis.redis import scripts
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import DedupSettings, LLMSettings
 
 logger = logging.getLogger(__name__)
 
@@ -112,14 +112,14 @@ class LLMConflictJudge:
         return await self.fallback.contradicts(new, old)
 
 
-def judge_from_settings(settings: Settings) -> ConflictJudge:
-    """The LLM judge when ``settings.llm_model`` is set (the heuristic as its
+def judge_from_settings(llm: LLMSettings) -> ConflictJudge:
+    """The LLM judge when ``llm.llm_model`` is set (the heuristic as its
     fallback), else the offline heuristic."""
-    if not settings.llm_model:
+    if not llm.llm_model:
         return HeuristicConflictJudge()
     from hindsight_redis.providers.llm import LLMClient
 
-    return LLMConflictJudge(LLMClient(settings), fallback=HeuristicConflictJudge())
+    return LLMConflictJudge(LLMClient(llm), fallback=HeuristicConflictJudge())
 
 
 class DedupStage:
@@ -131,13 +131,13 @@ class DedupStage:
         self,
         redis: Redis,
         keys: Keys,
-        settings: Settings,
+        dedup: DedupSettings,
         index_info: IndexInfo,
         judge: ConflictJudge | None = None,
     ) -> None:
         self.redis = redis
         self.keys = keys
-        self.settings = settings
+        self.dedup = dedup
         self.index_info = index_info
         self.judge = judge or HeuristicConflictJudge()
 
@@ -216,7 +216,7 @@ class DedupStage:
         sims = np.einsum("ik,jk->ij", matrix, matrix)
         # Each row's earlier batch-mates close enough to judge: a mask, so only those few
         # become Python objects (not the whole matrix: quadratic in the batch size).
-        threshold = self.settings.conflict_threshold
+        threshold = self.dedup.conflict_threshold
         close = np.tril(sims >= threshold, k=-1)
         scopes = [self._scope(c) for c in todo]
         for i, (cand, neighbours) in enumerate(zip(todo, stored, strict=True)):
@@ -241,7 +241,7 @@ class DedupStage:
         for memory_id, sim, content in options:
             if memory_id == cand.event.event_id:
                 continue  # a redelivered write finding itself
-            if sim < self.settings.conflict_threshold:
+            if sim < self.dedup.conflict_threshold:
                 continue
             # A changed fact makes a contradiction, not a duplicate: merging
             # would lose the new fact. Texts that disagree on a fact are never
@@ -251,7 +251,7 @@ class DedupStage:
                     cand.conflicts_with.append(memory_id)
                     cand.count("dedup:conflict")
             elif (
-                sim >= self.settings.dedup_threshold
+                sim >= self.dedup.dedup_threshold
                 and not cand.conflicts_with
                 and not disagree(facts_of(cand.content), facts_of(content))
             ):

@@ -1,7 +1,7 @@
 """Lists and thresholds of the rule filter, from package data plus a user file.
 
 The built-in file ``hindsight_redis/data/filters.toml`` is always read; the
-file named by ``settings.filter_config`` (if any) is merged over it: a list
+file named by ``FilterSettings.filter_config`` (if any) is merged over it: a list
 extends the built-in list under the same table and key, a scalar overrides the
 built-in value. Phrases are normalised once here with the same function the
 rule filter applies to texts, so users may write them any way they like.

@@ -1,4 +1,4 @@
-"""The three filter layers, assembled from settings.
+"""The three filter layers, assembled from ``FilterSettings``.
 
 Order: rules, then score, then summarize.
 
@@ -30,35 +30,37 @@ from hindsight_redis.providers.llm import LLMClient
 
 if TYPE_CHECKING:
     from hindsight_redis.pipeline.stages.base import Stage
-    from hindsight_redis.settings import Settings
+    from hindsight_redis.settings import FilterSettings, LLMSettings
 
 
-def build_filter_stages(settings: Settings, *, llm: LLMClient | None = None) -> list[Stage]:
-    """The filter stages for ``settings``: ``[rules, score, summarize]``.
+def build_filter_stages(
+    filters: FilterSettings, llm_settings: LLMSettings, *, llm: LLMClient | None = None
+) -> list[Stage]:
+    """The filter stages of ``filters``: ``[rules, score, summarize]``.
 
-    Empty when ``settings.filters_enabled`` is False. With ``settings.llm_model``
+    Empty when ``filters.filters_enabled`` is False. With ``llm_settings.llm_model``
     set (or an ``llm`` client given, e.g. one with ``mock_response`` in tests)
     the scorer and summarizer use the model, else the offline heuristics.
     """
-    if not settings.filters_enabled:
+    if not filters.filters_enabled:
         return []
-    if llm is None and settings.llm_model:
-        llm = LLMClient(settings)
+    if llm is None and llm_settings.llm_model:
+        llm = LLMClient(llm_settings)
     scorer: Scorer
     summarizer: Summarizer
     if llm is None:
         scorer, summarizer = HeuristicScorer(), ExtractiveSummarizer()
     else:
         scorer = LLMScorer(
-            llm, max_gap=settings.llm_score_max_gap, cache_entries=settings.llm_cache_entries
+            llm, max_gap=filters.llm_score_max_gap, cache_entries=llm_settings.llm_cache_entries
         )
         summarizer = LLMSummarizer(llm)
     return [
-        RuleFilter(load_filter_config(settings.filter_config)),
+        RuleFilter(load_filter_config(filters.filter_config)),
         ScoreStage(
             scorer,
-            min_score=settings.min_score,
-            importance_max_nudge=settings.importance_max_nudge,
+            min_score=filters.min_score,
+            importance_max_nudge=filters.importance_max_nudge,
         ),
-        SummarizeStage(summarizer, token_budget=settings.summary_token_budget),
+        SummarizeStage(summarizer, token_budget=filters.summary_token_budget),
     ]

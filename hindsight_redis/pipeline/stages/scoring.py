@@ -4,7 +4,7 @@
 model through ``LLMClient`` and falls back to the heuristic when the model
 fails or answers out of schema. ``ScoreStage`` applies a scorer to a batch,
 nudges the score by the writer's ``importance`` hint (bounded, never trusted
-outright) and drops what falls under ``settings.min_score`` as ``score:low``.
+outright) and drops what falls under ``FilterSettings.min_score`` as ``score:low``.
 """
 
 from __future__ import annotations

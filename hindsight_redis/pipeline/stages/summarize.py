@@ -1,6 +1,6 @@
 """Layer 3: long texts are summarized before they are stored.
 
-A text longer than ``settings.summary_token_budget`` tokens (tiktoken,
+A text longer than ``FilterSettings.summary_token_budget`` tokens (tiktoken,
 ``cl100k_base``) is replaced by a summary within the budget; the original is
 kept on the candidate (``candidate.original``) for audit. ``LLMSummarizer``
 asks the model; ``ExtractiveSummarizer`` is offline and picks the most

@@ -47,7 +47,7 @@ async def _put(redis: Redis, keys: Keys, info: IndexInfo, embedder: Embedder, n:
 
 async def test_ensure_creates_index_alias_and_record(redis: Redis, settings: Settings) -> None:
     keys = Keys(settings.key_prefix, settings.namespace)
-    index = MemoryIndex(redis, keys, settings)
+    index = MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding)
     info = await index.ensure(HashEmbedder())
     assert info.generation == 1 and info.vector_field == "vec_g1" and info.dims == 256
     meta = await redis.hgetall(keys.index_meta)
@@ -60,16 +60,25 @@ async def test_ensure_creates_index_alias_and_record(redis: Redis, settings: Set
 async def test_concurrent_ensure_records_one_index(redis: Redis, settings: Settings) -> None:
     keys = Keys(settings.key_prefix, settings.namespace)
     infos = await asyncio.gather(
-        *(MemoryIndex(redis, keys, settings).ensure(HashEmbedder()) for _ in range(5))
+        *(
+            MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding).ensure(
+                HashEmbedder()
+            )
+            for _ in range(5)
+        )
     )
     assert len(set(infos)) == 1
 
 
 async def test_other_dimension_raises_mismatch(redis: Redis, settings: Settings) -> None:
     keys = Keys(settings.key_prefix, settings.namespace)
-    await MemoryIndex(redis, keys, settings).ensure(HashEmbedder())
+    await MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding).ensure(
+        HashEmbedder()
+    )
     with pytest.raises(EmbeddingMismatch) as caught:
-        await MemoryIndex(redis, keys, settings).ensure(HashEmbedder(dims=64))
+        await MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding).ensure(
+            HashEmbedder(dims=64)
+        )
     message = str(caught.value)
     assert "256 dims" in message and "64 dims" in message
     assert "hindsight-redis reindex --embedder" in message
@@ -77,16 +86,20 @@ async def test_other_dimension_raises_mismatch(redis: Redis, settings: Settings)
 
 async def test_other_model_raises_mismatch(redis: Redis, settings: Settings) -> None:
     keys = Keys(settings.key_prefix, settings.namespace)
-    await MemoryIndex(redis, keys, settings).ensure(HashEmbedder())
+    await MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding).ensure(
+        HashEmbedder()
+    )
     with pytest.raises(EmbeddingMismatch, match="other-model"):
-        await MemoryIndex(redis, keys, settings).ensure(RenamedEmbedder())
+        await MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding).ensure(
+            RenamedEmbedder()
+        )
 
 
 async def test_reindex_swaps_alias_and_search_keeps_working(
     redis: Redis, settings: Settings
 ) -> None:
     keys = Keys(settings.key_prefix, settings.namespace)
-    index = MemoryIndex(redis, keys, settings)
+    index = MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding)
     old_embedder, new_embedder = HashEmbedder(), HashEmbedder(dims=64)
     old = await index.ensure(old_embedder)
     await _put(redis, keys, old, old_embedder, 300)
@@ -165,7 +178,9 @@ async def test_an_index_named_before_0_2_is_found_and_renamed_by_the_next_reinde
         assert (await client.stats())["memories"]["active"] == 3
     names = {n.decode() for n in await redis.execute_command("FT._LIST")}
     assert legacy in names and keys.index_name(1) not in names
-    info = await MemoryIndex(redis, keys, settings).reindex(HashEmbedder())
+    info = await MemoryIndex(
+        redis, keys, settings.index, settings.search, settings.embedding
+    ).reindex(HashEmbedder())
     assert info.name == keys.index_name(2)  # the next reindex moves it to the new name
     names = {n.decode() for n in await redis.execute_command("FT._LIST")}
     assert keys.index_name(2) in names and legacy not in names

@@ -79,7 +79,7 @@ async def test_a_server_that_refuses_gets_one_loud_warning(
         off = Settings(redis_url=url, search_gc_tune=False, embedder="hash")
         from hindsight_redis.index.gc import ensure_search_gc
 
-        await ensure_search_gc(admin, off)
+        await ensure_search_gc(admin, off.index, off.connection)
         assert await read_gc(admin) == (30, 100)  # the setting leaves the server alone
         await limited.aclose()
         await admin.aclose()

@@ -55,7 +55,9 @@ async def test_a_float16_index_round_trips_write_search_export_import(
 ) -> None:
     receipts = await client.write_many([{"content": fact} for fact in FACTS])
     await drain()
-    info = await MemoryIndex(redis, client.keys, settings).info()
+    info = await MemoryIndex(
+        redis, client.keys, settings.index, settings.search, settings.embedding
+    ).info()
     assert info is not None and (info.datatype, info.context_datatype) == ("float16", "float16")
     assert await field_types(redis, info.name) == {"vec_g1": "FLOAT16", CONTEXT_FIELD: "FLOAT16"}
     stored = await redis.hgetall(client.keys.doc(receipts[1].id))
@@ -138,7 +140,9 @@ async def build_the_old_way(
         )
         doc |= {CONTEXT_FIELD: context.astype(np.float32).tobytes(), "refine": "done"}
         await redis.hset(keys.doc(f"old{i}"), mapping=doc)  # type: ignore[arg-type]
-    await MemoryIndex(redis, keys, Settings()).wait_indexed(keys.index_name(1))
+    defaults = Settings()
+    index = MemoryIndex(redis, keys, defaults.index, defaults.search, defaults.embedding)
+    await index.wait_indexed(keys.index_name(1))
 
 
 async def test_an_index_built_with_float32_keeps_working_after_the_upgrade(
@@ -159,7 +163,9 @@ async def test_an_index_built_with_float32_keeps_working_after_the_upgrade(
     assert len(new[b"vec_g1"]) == 4 * embedder.dims and len(new[CONTEXT_FIELD.encode()]) == 1536
     assert await failures(redis, keys.index_alias) == 0
 
-    info = await MemoryIndex(redis, keys, settings).reindex(embedder, minilm)
+    info = await MemoryIndex(
+        redis, keys, settings.index, settings.search, settings.embedding
+    ).reindex(embedder, minilm)
     assert (info.datatype, info.context_datatype) == ("float16", "float32")  # vectors kept
     assert await field_types(redis, info.name) == {"vec_g2": "FLOAT16", CONTEXT_FIELD: "FLOAT32"}
     async with AsyncMemoryClient(settings) as client:

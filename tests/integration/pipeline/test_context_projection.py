@@ -37,7 +37,9 @@ async def test_whole_vectors_when_configured_and_a_projected_import_converts_the
     async with AsyncMemoryClient(whole) as client:
         receipts = await client.write_many([{"content": fact} for fact in FACTS])
         await drain(whole)
-        info = await MemoryIndex(redis, client.keys, whole).info()
+        info = await MemoryIndex(
+            redis, client.keys, whole.index, whole.search, whole.embedding
+        ).info()
         assert info is not None and (info.context_projection, info.context_field_dims) == ("", 384)
         vector = await _stored(redis, client.keys.doc(receipts[1].id))
         assert vector.shape == (384,)
@@ -51,7 +53,9 @@ async def test_whole_vectors_when_configured_and_a_projected_import_converts_the
     async with AsyncMemoryClient(projected) as other:
         report = await other.import_file(path)
         assert (report.imported, report.reembedded) == (len(FACTS), 0)
-        info = await MemoryIndex(redis, other.keys, projected).info()
+        info = await MemoryIndex(
+            redis, other.keys, projected.index, projected.search, projected.embedding
+        ).info()
         assert info is not None and (info.context_projection, info.context_field_dims) == (
             "pca256",
             256,

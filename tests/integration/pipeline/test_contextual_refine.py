@@ -15,7 +15,7 @@ from hindsight_redis.core.resp import as_text
 from hindsight_redis.core.vectors import Vectors, vector_bytes
 from hindsight_redis.errors import EmbeddingMismatch
 from hindsight_redis.index.manager import MemoryIndex
-from hindsight_redis.pipeline.assembly import build_pipeline
+from hindsight_redis.pipeline.assembly import PipelineSettings, build_pipeline, shared_parts
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.providers.contextual import MODEL_ID, MiniLMEmbedder
@@ -71,7 +71,9 @@ async def test_burst_refines_every_memory(
     meta = await redis.hgetall(keys.index_meta)
     assert meta[b"context_model"] == MODEL_ID.encode() and meta[b"context_dims"] == b"384"
     assert meta[b"context_projection"] == b"pca256"
-    info = await MemoryIndex(redis, keys, settings).info()
+    info = await MemoryIndex(
+        redis, keys, settings.index, settings.search, settings.embedding
+    ).info()
     assert info is not None and info.has_context and info.context_model == MODEL_ID
     assert not [k async for k in redis.scan_iter(match=keys.refine_claim("*"))]
     # nothing left to do: a second burst refines nothing
@@ -83,7 +85,11 @@ async def test_new_memories_start_pending(
 ) -> None:
     keys = client.keys
     await client.write("Dave keeps the spare office keys in the top drawer")
-    built = await build_pipeline(redis, keys, settings)  # what a MiniLM worker would run
+    groups = PipelineSettings(
+        settings.worker, settings.dedup, settings.index, settings.search, settings.embedding
+    )
+    shared = shared_parts(settings.embedding, settings.filters, settings.llm)
+    built = await build_pipeline(redis, keys, groups, shared)  # what a MiniLM worker would run
     assert built.refiner is not None
     assert await built.refiner.pending(10) == []  # nothing committed yet
     # a worker without the contextual embedder commits but never refines
@@ -288,7 +294,7 @@ class _OtherContextual(MiniLMEmbedder):
 
 async def test_ensure_refuses_another_contextual_model(settings: Settings, redis: Redis) -> None:
     keys = Keys(settings.key_prefix, settings.namespace)
-    index = MemoryIndex(redis, keys, settings)
+    index = MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding)
     info = await index.ensure(HashEmbedder(), MiniLMEmbedder())
     with pytest.raises(EmbeddingMismatch, match="some-other-model"):
         await index.ensure(HashEmbedder(), _OtherContextual())
@@ -302,7 +308,9 @@ async def test_reindex_keeps_or_drops_contextual_vectors(env: Env, minilm: MiniL
     await env.indexed(2)
     while await Refiner(env.redis, env.keys, minilm).refine_once():
         pass
-    index = MemoryIndex(env.redis, env.keys, env.settings)
+    index = MemoryIndex(
+        env.redis, env.keys, env.settings.index, env.settings.search, env.settings.embedding
+    )
     before = await env.redis.hget(env.keys.doc("m1"), CONTEXT_FIELD)
     # same contextual model: the vectors stay, the new index has the field
     same = await index.reindex(HashEmbedder(), minilm)

@@ -57,7 +57,9 @@ class Stored:
 async def stored(settings: Settings, redis: Redis) -> Stored:
     keys = Keys(settings.key_prefix, settings.namespace)
     embedder = HashEmbedder()
-    info = await MemoryIndex(redis, keys, settings).ensure(embedder)
+    info = await MemoryIndex(
+        redis, keys, settings.index, settings.search, settings.embedding
+    ).ensure(embedder)
     return Stored(redis, keys, info, embedder)
 
 
@@ -65,7 +67,7 @@ async def _run(
     stored: Stored, settings: Settings, batch: list[Candidate], judge: Any = None
 ) -> None:
     await EmbedStage(stored.embedder).process(batch)
-    stage = DedupStage(stored.redis, stored.keys, settings, stored.info, judge=judge)
+    stage = DedupStage(stored.redis, stored.keys, settings.dedup, stored.info, judge=judge)
     assert stage.name == "dedup"
     await stage.process(batch)
 
@@ -197,9 +199,11 @@ async def test_llm_judge_through_litellm_mock(settings: Settings) -> None:
     from hindsight_redis.providers.llm import LLMClient
 
     llm_settings = settings.model_copy(update={"llm_model": "openai/gpt-4o-mini"})
-    llm = LLMClient(llm_settings, mock_response='{"contradicts": true, "reason": "time changed"}')
+    llm = LLMClient(
+        llm_settings.llm, mock_response='{"contradicts": true, "reason": "time changed"}'
+    )
     assert await LLMConflictJudge(llm).contradicts("standup at 10", "standup at 9")
-    assert isinstance(judge_from_settings(settings), HeuristicConflictJudge)
+    assert isinstance(judge_from_settings(settings.llm), HeuristicConflictJudge)
 
 
 # The labelled pairs (tests/data/contradictions.jsonl) through the real stage:
@@ -217,12 +221,16 @@ async def _verdict(
 ) -> Candidate:
     scoped = settings.model_copy(update={"namespace": f"pair{n}", "embedder": "local"})
     keys = Keys(scoped.key_prefix, scoped.namespace)
-    info = await MemoryIndex(redis, keys, scoped).ensure(local)
+    info = await MemoryIndex(redis, keys, scoped.index, scoped.search, scoped.embedding).ensure(
+        local
+    )
     store = Stored(redis, keys, info, local)  # type: ignore[arg-type]
     await store.put("old", pair["old"])
     new = _cand("new", pair["new"])
     await EmbedStage(local).process([new])
-    await DedupStage(redis, keys, scoped, info, judge=judge_from_settings(scoped)).process([new])
+    await DedupStage(
+        redis, keys, scoped.dedup, info, judge=judge_from_settings(scoped.llm)
+    ).process([new])
     return new
 
 
@@ -272,7 +280,7 @@ async def test_exact_twins_in_flight_at_once_become_one_memory(
     text = "Carol moved the weekly standup to Thursday at 10:30 in room B"
     first = await client.write(text, session_id="s1")
     second = await client.write("  carol moved the weekly standup to thursday at 10:30 in room b")
-    stages = [EmbedStage(embedder_from_settings(settings))]
+    stages = [EmbedStage(embedder_from_settings(settings.embedding))]
     await Worker(settings, stages=stages).run_async(burst=True)
     kept, twin = await client.get(first.id), await client.get(second.id)
     assert kept is not None and kept.status == "active"

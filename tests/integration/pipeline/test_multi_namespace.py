@@ -14,6 +14,7 @@ from hindsight_redis import AsyncMemoryClient, ConfigError, Settings, Worker
 from hindsight_redis.core.keys import Keys, namespace_registry
 from hindsight_redis.ops.admin import delete_namespace
 from hindsight_redis.providers.embedders import Embedder
+from hindsight_redis.settings import EmbeddingSettings
 from tests.integration.helpers import FailOn, wait_for
 
 
@@ -136,7 +137,7 @@ async def test_one_worker_loads_its_models_once_for_all_namespaces(
     built: list[str] = []
     real = assembly.embedder_from_settings
 
-    def counting(on: Settings) -> Embedder:
+    def counting(on: EmbeddingSettings) -> Embedder:
         built.append(on.embedder)
         return real(on)
 

@@ -100,7 +100,7 @@ def csettings(layout: ClusterState, tmp_path: Path) -> Iterator[Settings]:
 @pytest.fixture
 async def cluster_redis(csettings: Settings) -> AsyncIterator[Redis]:
     """The package's cluster client on the session's cluster."""
-    client = await open_redis(str(csettings.redis_url), settings=csettings)
+    client = await open_redis(str(csettings.redis_url), connection=csettings.connection)
     assert is_cluster(client)
     yield client
     await client.aclose()
@@ -258,10 +258,14 @@ async def test_write_wait_search_forget_sweep_stats_and_reindex_per_namespace(
         worker.stop()
         await asyncio.wait_for(running, 30)
     keys = Keys(csettings.key_prefix, "c")
-    new = await MemoryIndex(cluster_redis, keys, csettings).reindex(HashEmbedder(dims=64))
+    new = await MemoryIndex(
+        cluster_redis, keys, csettings.index, csettings.search, csettings.embedding
+    ).reindex(HashEmbedder(dims=64))
     assert new.generation == 2 and new.name == keys.index_name(2)
     assert keys.index_name(1) not in await list_indexes(cluster_redis)
-    counts = await MemoryIndex(cluster_redis, keys, csettings).health()
+    counts = await MemoryIndex(
+        cluster_redis, keys, csettings.index, csettings.search, csettings.embedding
+    ).health()
     assert counts["num_docs"] == 3 and counts["hash_indexing_failures"] == 0
 
 

@@ -84,7 +84,7 @@ async def test_an_index_built_without_the_field_gains_it_on_open(
     client: AsyncMemoryClient, drain: Drain, redis: Redis, settings: Settings
 ) -> None:
     ids = await _write_three(client, drain)
-    index = MemoryIndex(redis, client.keys, settings)
+    index = MemoryIndex(redis, client.keys, settings.index, settings.search, settings.embedding)
     info = await index.info()
     assert info is not None
     # Rebuild it as an earlier release did: the same schema, no occurred_at.

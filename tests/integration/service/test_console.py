@@ -45,7 +45,7 @@ def _admin_token(settings: Settings) -> str:
     from hindsight_redis.service.tokens import create_token
 
     async def make() -> str:
-        redis = await connect(settings)
+        redis = await connect(settings.connection, settings.server, settings.worker)
         try:
             token, _ = await create_token(
                 redis,

@@ -51,10 +51,12 @@ async def test_the_context_goes_into_the_contextual_vector_only(
     own = project(minilm.embed_sync([ANSWER]), "pca256")[0]
     assert not np.allclose(await _vector(redis, key), own, atol=1e-2)  # not the text alone
     # the static vector reads the content alone
-    info = await MemoryIndex(redis, client.keys, settings).info()
+    info = await MemoryIndex(
+        redis, client.keys, settings.index, settings.search, settings.embedding
+    ).info()
     assert info is not None
     static = await redis.hget(key, info.vector_field)
-    [vector] = embedder_from_settings(settings).embed_sync([ANSWER])
+    [vector] = embedder_from_settings(settings.embedding).embed_sync([ANSWER])
     assert isinstance(static, bytes)
     np.testing.assert_allclose(
         np.frombuffer(static, dtype=info.datatype).astype(np.float32), vector, atol=1e-3
@@ -77,7 +79,7 @@ async def test_a_reindex_embeds_the_same_context_again(
     await drain()
     key = client.keys.doc(receipt.id)
     before = await _vector(redis, key)
-    index = MemoryIndex(redis, client.keys, settings)
+    index = MemoryIndex(redis, client.keys, settings.index, settings.search, settings.embedding)
     await index.reindex(HashEmbedder())  # the contextual vectors go
     assert not await redis.hexists(key, CONTEXT_FIELD)
     await index.reindex(HashEmbedder(), minilm)  # and are recomputed by refiners

@@ -366,7 +366,7 @@ async def test_the_fold_waits_while_writes_keep_coming(
 
     await merge("chat#2")
     worker = Worker(settings)
-    worker._shared = shared_parts(settings)
+    worker._shared = shared_parts(settings.embedding, settings.filters, settings.llm)
     consumer = worker._consumer(redis, settings.namespace)
     await consumer.start()
     key = client.keys.doc(first.id)

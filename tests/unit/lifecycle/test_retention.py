@@ -188,7 +188,7 @@ def test_settings_give_task_half_lives_from_toml_and_environment(
     path = Path(str(tmp_path)) / "c.toml"
     path.write_text("half_life_days = 60\n[task_half_life_days]\npreference = 400\n")
     monkeypatch.setenv("HINDSIGHT_CONFIG", str(path))
-    policy = RetentionPolicy.from_settings(Settings())
+    policy = RetentionPolicy.from_settings(Settings().retention)
     assert policy.half_life_for("preference") == 400 and policy.half_life_for("x") == 60
     monkeypatch.setenv("HINDSIGHT_TASK_HALF_LIFE_DAYS", '{"dialogue": 10}')
     settings = Settings()  # the environment's table is merged over the file's

@@ -43,7 +43,7 @@ def _settings(**overrides: Any) -> Settings:
 
 
 def _scorer(mock: object, **overrides: Any) -> LLMScorer:
-    client = LLMClient(_settings(**overrides), mock_response=mock)
+    client = LLMClient(_settings(**overrides).llm, mock_response=mock)
     return LLMScorer(client, max_gap=0.15)
 
 
@@ -126,7 +126,7 @@ async def test_invalid_llm_answer_falls_back_to_heuristic(mock: str) -> None:
 
 @pytest.mark.asyncio
 async def test_llm_timeout_falls_back_and_is_counted() -> None:
-    client = LLMClient(_settings(llm_timeout_s=0.01, llm_max_retries=0), mock_timeout=True)
+    client = LLMClient(_settings(llm_timeout_s=0.01, llm_max_retries=0).llm, mock_timeout=True)
     stage = ScoreStage(LLMScorer(client), min_score=0.6, importance_max_nudge=0.1)
     candidate = _candidate(FACT)
     await stage.process([candidate])
@@ -137,7 +137,7 @@ async def test_llm_timeout_falls_back_and_is_counted() -> None:
 
 @pytest.mark.asyncio
 async def test_provider_error_is_wrapped_retried_and_falls_back() -> None:
-    client = LLMClient(_settings(llm_max_retries=2), mock_response=Exception("provider down"))
+    client = LLMClient(_settings(llm_max_retries=2).llm, mock_response=Exception("provider down"))
     with pytest.raises(ProviderError) as info:
         await client.complete_text("system", "user")
     assert info.value.retryable
@@ -196,12 +196,14 @@ def test_parse_json_object_tolerates_chatter() -> None:
 
 
 def test_build_filter_stages_follows_settings() -> None:
-    assert build_filter_stages(Settings(filters_enabled=False)) == []
-    stages = build_filter_stages(Settings(llm_model=None))
+    off, no_llm = Settings(filters_enabled=False), Settings(llm_model=None)
+    assert build_filter_stages(off.filters, off.llm) == []
+    stages = build_filter_stages(no_llm.filters, no_llm.llm)
     assert [s.name for s in stages] == ["rules", "score", "summarize"]
     assert isinstance(stages[1], ScoreStage)
     assert isinstance(stages[1].scorer, HeuristicScorer)
-    with_llm = build_filter_stages(_settings())
+    llm = _settings()
+    with_llm = build_filter_stages(llm.filters, llm.llm)
     assert isinstance(with_llm[1], ScoreStage)
     assert isinstance(with_llm[1].scorer, LLMScorer)
 

@@ -98,7 +98,7 @@ async def test_short_text_is_left_alone() -> None:
 
 def _client(mock: object) -> LLMClient:
     settings = Settings(llm_model="gpt-4o-mini", llm_retry_backoff_s=0.0, llm_max_retries=0)
-    return LLMClient(settings, mock_response=mock)
+    return LLMClient(settings.llm, mock_response=mock)
 
 
 @pytest.mark.asyncio

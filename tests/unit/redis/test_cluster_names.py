@@ -63,9 +63,11 @@ def test_cluster_urls_name_their_nodes_and_credentials() -> None:
 
 
 def test_cluster_true_turns_a_plain_url_into_a_cluster_target() -> None:
-    target = resolve(Settings(redis_url="redis://10.0.0.1:7000", cluster=True))
+    configured = Settings(redis_url="redis://10.0.0.1:7000", cluster=True)
+    target = resolve(configured.connection, configured.server)
     assert target.cluster and target.url == "redis+cluster://10.0.0.1:7000"
-    assert not resolve(Settings(redis_url="redis://10.0.0.1:6379")).cluster
+    single = Settings(redis_url="redis://10.0.0.1:6379")
+    assert not resolve(single.connection, single.server).cluster
 
 
 @pytest.mark.parametrize(
