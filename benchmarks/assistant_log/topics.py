@@ -7,14 +7,14 @@ the questions an agent would ask about it now (``ask``) and before a change
 no content word of a topic's questions appears in its statements (the unit
 test checks every generated question against its turns). ``slots`` are extra
 words fixed per fact (a role, a pet's kind); pure data, no I/O. Plain facts,
-appointments and relatives are in ``assistant_log_personal``.
+appointments and relatives are in ``personal``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assistant_log_words import (
+from benchmarks.assistant_log.words import (
     CARS,
     CITIES,
     COMMUTES,

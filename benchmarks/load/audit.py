@@ -1,4 +1,4 @@
-"""The audit of benchmarks/load.py: every accepted write against what Redis holds."""
+"""The audit of the load benchmark: every accepted write against what Redis holds."""
 
 from __future__ import annotations
 

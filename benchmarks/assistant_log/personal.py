@@ -3,15 +3,15 @@
 Plain facts are told once (and maybe again); an appointment is booked and
 then moved (the temporal questions); a relative is named in one session and
 their job told in another (the two-hop questions). Same rules as
-``assistant_log_topics``: questions share no content word with the turns
+``topics``: questions share no content word with the turns
 that answer them, unless a question is marked as naming the event or the
 relative as the user did. Pure data.
 """
 
 from __future__ import annotations
 
-from assistant_log_topics import PLAIN, TEMPORAL, Topic
-from assistant_log_words import (
+from benchmarks.assistant_log.topics import PLAIN, TEMPORAL, Topic
+from benchmarks.assistant_log.words import (
     ALLERGENS,
     BIRTHDAYS,
     CITIES,
