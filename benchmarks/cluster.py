@@ -1,68 +1,54 @@
-"""Redis Cluster on this machine: ingest and hybrid search on 1, 2 and 3 shards beside one
-server, and what one shard holds.
+"""Redis Cluster on this machine: ingest and hybrid search on 1, 2 and 3 shards against one
+server (the baseline), and what one shard holds.
 
-    python benchmarks/cluster.py             # figures in benchmarks/README.md (about 5 min)
-    python benchmarks/cluster.py --quick     # smaller sizes
+Setups, in one run and in turn: the embedded single server, then local clusters (the
+package's ``LocalCluster``, as ``server start --cluster N``: no replicas, profile
+``ephemeral``) of 1, 2 and 3 masters. In each, 6 namespaces spread evenly over the shards
+(names picked by their hash slot); ``--writes`` LoCoMo-derived writes spread over them,
+written first, then drained by 2 ``worker --all-namespaces --burst`` processes (local
+embedder, filters on, no contextual refiner): memories/s from the first processed write to
+the last. Then ``--searches`` hybrid searches (LoCoMo turns as queries, ``top_k`` 5, 4 at a
+time, the namespaces in turn) from one client: p50/p99.
 
-Setups, in one run and in turn: the embedded single server, then local clusters
-(``server start --cluster N``, no replicas, profile ``ephemeral``) of 1, 2 and 3 masters.
-In each, 6 namespaces spread evenly over the shards (names picked by their hash slot);
-``--writes`` LoCoMo-derived writes (ingest.py's texts) spread over them, written first,
-then drained by 2 ``worker --all-namespaces --burst`` processes (local embedder, filters
-on, no contextual refiner): memories/s from the first processed write to the last. Then
-``--searches`` hybrid searches (LoCoMo turns as queries, ``top_k`` 5, 4 at a time, the
-namespaces in turn) from one client process: p50/p99.
-
-Capacity: on one server (a shard is one), ``--capacity`` memories of LoCoMo sentences
-stored as workers store them (the ``local`` embedder's 256-dim vector and a 384-dim
-contextual vector, as the refiner adds, in the index's two HNSW fields), and Redis
-``used_memory`` before and after: bytes per memory, memories per GB.
+Capacity: on one server (a shard is one), ``--capacity`` memories of LoCoMo sentences stored
+as workers store them (both vectors in the index's two HNSW fields, stand-in contextual
+vectors), and Redis ``used_memory`` before and after: bytes per memory, memories per GB.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
-import signal
-import subprocess
-import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from redis.asyncio import Redis
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hindsight_redis import AsyncMemoryClient, Settings
-from hindsight_redis.cluster import node_of
-from hindsight_redis.connection import open_redis
-from hindsight_redis.index import MemoryIndex
-from hindsight_redis.keys import Keys
-from hindsight_redis.providers.embedders import contextual_from_settings, make_embedder
-from hindsight_redis.server import get_profile
-from hindsight_redis.server.local_cluster import LocalCluster
+from benchmarks import locomo
+from benchmarks.harness import DirectIndex, bench_settings, drain, embedded_redis
+from benchmarks.measure import p50_p99, ratio
+from hindsight_redis import AsyncMemoryClient
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.redis.cluster import node_of
+from hindsight_redis.redis.connection import open_redis
+from hindsight_redis.redis.server import get_profile
+from hindsight_redis.redis.server.local_cluster import LocalCluster
 
-from common import embedded_redis, locomo_turns, percentile
-from ingest import e2e_texts
-from search_latency import LocomoCorpus, ingest
-
+SUMMARY = "local Redis Cluster of 1-3 shards vs one server: drain memories/s, hybrid p50 / p99"
 NAMESPACES = 6
-WORKERS = 2
 CONCURRENT_SEARCHES = 4
 
 
-def _settings(url: str) -> Settings:
-    return Settings(
-        redis_url=url, key_prefix=f"b{uuid.uuid4().hex[:6]}", namespace="n0", profile="ephemeral",
-        embedder="local", contextual_embedder="none", max_backlog=10_000_000,
-    )  # fmt: skip
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--writes", type=int, help="default 12,000 (quick 1,000)")
+    parser.add_argument("--searches", type=int, help="default 800 (quick 100)")
+    parser.add_argument("--capacity", type=int, help="memories stored (50,000; quick 2,000)")
 
 
-def _spread(redis: Redis, prefix: str, shards: int) -> list[str]:
+def spread(redis: Redis, prefix: str, shards: int) -> list[str]:
     """``NAMESPACES`` names, as many on each shard (any names on one server)."""
     per_shard = NAMESPACES // max(shards, 1)
     picked: dict[str, list[str]] = {}
@@ -76,19 +62,12 @@ def _spread(redis: Redis, prefix: str, shards: int) -> list[str]:
     return sorted(name for names in picked.values() for name in names)
 
 
-async def _processed(redis: Redis, prefix: str, namespaces: Sequence[str]) -> int:
-    pipe = redis.pipeline(transaction=False)
-    for namespace in namespaces:
-        pipe.hget(Keys(prefix, namespace).stats, "processed")
-    return sum(int(v or 0) for v in await pipe.execute())
-
-
-async def run_setup(url: str, shards: int, texts: list[str], searches: int) -> dict[str, float]:
+async def setup(url: str, shards: int, texts: list[str], searches: int) -> dict[str, Any]:
     """Drain rate and hybrid search latency on the server (or cluster) at ``url``."""
-    settings = _settings(url)
+    settings = bench_settings(url, namespace="n0", embedder="local", contextual_embedder="none")
     redis = await open_redis(url, connection=settings.connection)
     try:
-        names = _spread(redis, settings.key_prefix, shards)
+        names = spread(redis, settings.key_prefix, shards)
         clients = {
             n: AsyncMemoryClient(settings.model_copy(update={"namespace": n}), redis=redis)
             for n in names
@@ -97,36 +76,18 @@ async def run_setup(url: str, shards: int, texts: list[str], searches: int) -> d
             mine = texts[k :: len(names)]
             for first in range(0, len(mine), 500):
                 await clients[name].write_many([{"content": t} for t in mine[first : first + 500]])
-        env = {**os.environ, **settings.to_env()}
-        command = [sys.executable, "-m", "hindsight_redis.cli", "worker", "--all-namespaces"]
-        procs = [
-            subprocess.Popen([*command, "--burst"], env=env, stdout=subprocess.DEVNULL)
-            for _ in range(WORKERS)
-        ]
-        started = first_done = None
-        while (done := await _processed(redis, settings.key_prefix, names)) < len(texts):
-            if started is None and done:
-                started, first_done = time.perf_counter(), done
-            await asyncio.sleep(0.01)
-        rate = (len(texts) - (first_done or 0)) / (time.perf_counter() - (started or 0.0))
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait()
-        latencies = await _search(clients, searches)
+        rate = (await drain(redis, settings, names, len(texts)))["rate"]
+        latencies = await search(clients, searches)
     finally:
         await redis.aclose()
-    return {
-        "rate": rate,
-        "p50": percentile(latencies, 50) * 1000,
-        "p99": percentile(latencies, 99) * 1000,
-    }
+    return {"rate": rate, "search_ms": p50_p99(latencies)}
 
 
-async def _search(clients: dict[str, AsyncMemoryClient], count: int) -> list[float]:
-    rng = random.Random(5)
-    queries = [q[:80] for q in rng.sample(locomo_turns(), count)]
+async def search(clients: dict[str, AsyncMemoryClient], count: int) -> list[float]:
+    """Milliseconds of ``count`` hybrid searches, ``CONCURRENT_SEARCHES`` at a time."""
+    queries = [q[:80] for q in random.Random(5).sample(locomo.texts(), count)]
     names = list(clients)
-    for name in names:  # open each searcher (index check, query embedder) before the clock
+    for name in names:  # opens each searcher (index check, query embedder) before the clock
         await clients[name].search("warm up", top_k=5)
     latencies: list[float] = []
     slots = asyncio.Semaphore(CONCURRENT_SEARCHES)
@@ -135,7 +96,7 @@ async def _search(clients: dict[str, AsyncMemoryClient], count: int) -> list[flo
         async with slots:
             started = time.perf_counter()
             await clients[names[n % len(names)]].search(query, top_k=5)
-            latencies.append(time.perf_counter() - started)
+            latencies.append((time.perf_counter() - started) * 1000)
 
     await asyncio.gather(*(one(n, q) for n, q in enumerate(queries)))
     return latencies
@@ -143,69 +104,67 @@ async def _search(clients: dict[str, AsyncMemoryClient], count: int) -> list[flo
 
 async def capacity(url: str, count: int) -> dict[str, float]:
     """``used_memory`` per memory as workers store them, both vectors indexed."""
-    settings = _settings(url).model_copy(update={"contextual_embedder": "minilm"})
-    keys = Keys(settings.key_prefix, "cap")
     redis = Redis.from_url(url)
     try:
-        embedder = make_embedder("local")
-        info = await MemoryIndex(
-            redis, keys, settings.index, settings.search, settings.embedding
-        ).ensure(embedder, contextual_from_settings(settings))
+        index = await DirectIndex.open(redis, bench_settings(url, namespace="cap"))
         before = int((await redis.info("memory"))["used_memory"])
-        await ingest(redis, keys, info, embedder, count, LocomoCorpus().text)
+        rng, sentences = random.Random(7), locomo.Sentences()
+        await index.add(
+            [{"event_id": f"m{n}", "content": sentences.text(rng)} for n in range(count)],
+            context="stand-in",
+        )
         after = int((await redis.info("memory"))["used_memory"])
-        ft = await redis.ft(info.name).info()
+        ft_info = await redis.ft(index.info.name).info()  # type: ignore[no-untyped-call]
+        vectors_mb = float(ft_info["vector_index_sz_mb"])
     finally:
         await redis.aclose()
     per = (after - before) / count
     return {
         "bytes": per,
         "per_gb": 2**30 / per,
-        "vectors_mb": float(ft.get("vector_index_sz_mb", 0)),
+        "vectors_mb": vectors_mb,
         "total_mb": (after - before) / 2**20,
     }
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--writes", type=int)
-    parser.add_argument("--searches", type=int)
-    parser.add_argument("--capacity", type=int)
-    args = parser.parse_args()
-    writes = args.writes or (3_000 if args.quick else 12_000)
-    searches = args.searches or (200 if args.quick else 800)
-    stored = args.capacity or (5_000 if args.quick else 50_000)
-    texts = e2e_texts(writes)
-    rows = []
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    writes = args.writes or (1_000 if args.quick else 12_000)
+    searches = args.searches or (100 if args.quick else 800)
+    texts = locomo.derived_texts(writes)
     with embedded_redis() as url:
-        rows.append(("one server", await run_setup(url, 0, texts, searches)))
-        cap = await capacity(url, stored)
+        rows = {"one server": await setup(url, 0, texts, searches)}
+        cap = await capacity(url, args.capacity or (2_000 if args.quick else 50_000))
     for shards in (1, 2, 3):
         with tempfile.TemporaryDirectory(prefix="hs-cluster-") as tmp:
             cluster = LocalCluster(Path(tmp), get_profile("ephemeral"), masters=shards, port=0)
             state = cluster.start()
             try:
-                row = await run_setup(state.url, shards, texts, searches)
-                rows.append((f"cluster, {shards} shard{'s' if shards > 1 else ''}", row))
+                label = f"cluster, {shards} shard{'s' if shards > 1 else ''}"
+                rows[label] = await setup(state.url, shards, texts, searches)
             finally:
                 cluster.stop()
-    print(f"\n## {writes:,} writes over {NAMESPACES} namespaces, {WORKERS} workers")
-    print(f"(then {searches} hybrid searches, {CONCURRENT_SEARCHES} at a time)")
-    print("| setup | memories/s | vs one server | hybrid p50 ms | p99 ms |")
-    print("|---|---:|---:|---:|---:|")
-    base = rows[0][1]["rate"]
-    for name, row in rows:
-        print(
-            f"| {name} | {row['rate']:,.0f} | {row['rate'] / base:.0%} | "
-            f"{row['p50']:.1f} | {row['p99']:.1f} |"
-        )
+    for row in rows.values():
+        row["vs_one_server"] = ratio(row["rate"], rows["one server"]["rate"])
+    return {"writes": writes, "searches": searches, "setups": rows, "capacity": cap}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    figures = asyncio.run(measure(args))
     print(
-        f"\n## Capacity: {stored:,} memories on one server: {cap['total_mb']:,.0f} MB "
-        f"({cap['bytes']:,.0f} bytes each, of which vector indexes {cap['vectors_mb']:,.0f} MB): "
-        f"{cap['per_gb']:,.0f} memories per GB of used_memory"
+        f"\n## {figures['writes']:,} writes over {NAMESPACES} namespaces, 2 workers, then "
+        f"{figures['searches']} hybrid searches, {CONCURRENT_SEARCHES} at a time\n"
     )
-
-
-if __name__ == "__main__":
-    asyncio.run(main())
+    print(
+        "| setup | memories/s | vs one server | hybrid p50 ms | p99 ms |\n|---|---:|---:|---:|---:|"
+    )
+    for name, row in figures["setups"].items():
+        print(
+            f"| {name} | {row['rate']:,.0f} | {row['vs_one_server']:.0%} | "
+            f"{row['search_ms']['p50']:.1f} | {row['search_ms']['p99']:.1f} |"
+        )
+    cap = figures["capacity"]
+    print(
+        f"\ncapacity: {cap['bytes']:,.0f} bytes per memory ({cap['per_gb']:,.0f} per GB), "
+        f"vector indexes {cap['vectors_mb']:,.0f} MB of {cap['total_mb']:,.0f} MB"
+    )
+    return figures

@@ -1,12 +1,11 @@
 """Cross-language retrieval: English questions for Chinese memories, and the reverse.
 
-Writes the memories of tests/data/crosslang.jsonl (30 targets, 15 per
-direction, and 25 distractors sharing their words, both languages) through
-the public path (a burst worker, filters off so every target is stored),
-then asks each query with ``client.search(mode="hybrid", top_k=5)`` and
-reports hit@1 and hit@5 per direction, for each setting given.
-
-    python benchmarks/crosslang.py [--settings 'hybrid_cross_language=false']
+Writes the memories of tests/data/crosslang.jsonl (30 targets, 15 per direction, and 25
+distractors sharing their words, both languages) through the public path (a burst worker,
+filters off so every target is stored), then asks each query with
+``client.search(mode="hybrid", top_k=5)``: hit@1 and hit@5 per direction, with the default
+settings and, as the baseline, with each ``--against`` setting (default: without the
+cross-language ranking), each in its own namespace of one server.
 """
 
 from __future__ import annotations
@@ -14,21 +13,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.harness import bench_settings, embedded_redis
+from hindsight_redis import AsyncMemoryClient, Worker
 
-from hindsight_redis import AsyncMemoryClient, Settings, Worker
-
-from common import embedded_redis
-
+SUMMARY = "hit@1 / hit@5 of English questions for Chinese memories and the reverse"
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "crosslang.jsonl"
 
 
-def _parse(assignments: str) -> dict[str, Any]:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--against",
+        action="append",
+        help="settings overrides to compare with the defaults, e.g. "
+        "'search_min_vector=-1,hybrid_cross_language=false' (repeatable; "
+        "default: hybrid_cross_language=false)",
+    )
+
+
+def overrides(assignments: str) -> dict[str, Any]:
     """``"a=1,b=false"`` as settings overrides."""
     out: dict[str, Any] = {}
     for item in filter(None, assignments.split(",")):
@@ -37,12 +42,11 @@ def _parse(assignments: str) -> dict[str, Any]:
     return out
 
 
-async def measure(url: str, overrides: dict[str, Any]) -> dict[str, float]:
+async def measure(url: str, assignments: str) -> dict[str, float]:
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
-    settings = Settings(
-        redis_url=url, key_prefix=f"x{uuid.uuid4().hex[:6]}", namespace="crosslang",
-        profile="ephemeral", filters_enabled=False, **overrides,
-    )  # fmt: skip
+    settings = bench_settings(
+        url, namespace="crosslang", filters_enabled=False, **overrides(assignments)
+    )
     async with AsyncMemoryClient(settings) as client:
         receipts = await client.write_many([{"content": r["memory"]} for r in rows])
         await Worker(settings).run_async(burst=True)
@@ -61,21 +65,11 @@ async def measure(url: str, overrides: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
-        "--settings",
-        action="append",
-        default=[""],
-        help="settings overrides to compare, e.g. 'hybrid_cross_language=false' (repeatable)",
-    )
-    args = parser.parse_args()
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    figures = {}
     with embedded_redis() as url:
-        for assignments in args.settings:
-            result = asyncio.run(measure(url, _parse(assignments)))
-            cells = ", ".join(f"{k} {v:.2f}" for k, v in result.items())
-            print(f"{assignments or 'defaults'}: {cells}")
-
-
-if __name__ == "__main__":
-    main()
+        for assignments in ["", *(args.against or ["hybrid_cross_language=false"])]:
+            figures[assignments or "defaults"] = asyncio.run(measure(url, assignments))
+    for name, result in figures.items():
+        print(f"{name}: " + ", ".join(f"{k} {v:.2f}" for k, v in result.items()))
+    return figures

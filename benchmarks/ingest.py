@@ -1,65 +1,59 @@
-"""Ingest benchmark: write throughput against raw XADD, end-to-end indexing against raw
-HSETs into the index (the ceiling), index lag.
+"""Ingest: the write path against raw XADD, indexing end to end against raw HSETs, index lag.
 
-    python benchmarks/ingest.py                # full run (figures in benchmarks/README.md)
-    python benchmarks/ingest.py --quick        # smaller sizes
-
-Everything runs against one embedded Redis started for the run; ratios
-compare against baselines measured in the same run.
+1. Write throughput, one asyncio client: ``write()`` against raw redis-py ``XADD``s of the
+   same msgpack payloads, ``write_many(500)`` against pipelined ``XADD``s (500 a round
+   trip). The four run in turn, three rounds, each keeping its best round.
+2. End to end: ``--writes`` LoCoMo-derived turns written first, then drained by 1, then 2
+   ``hindsight-redis worker --burst`` processes running the default pipeline (rules, write
+   score, summarizer, embedder, dedup, commit; the clock starts at the first processed
+   write), against the ceiling: the same documents, prepared beforehand, written with
+   pipelined ``HSET``s straight into an index like the workers' (what Redis alone takes to
+   index them); and the embedder alone, in the worker's batch size.
+3. Index lag: ``indexed_at - created_at`` per memory at a steady rate of ``write()`` calls
+   (half the 2-worker rate, 50-2,000/s), 2 workers.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 from typing import Any
 
-import redis.asyncio as aioredis
+from redis.asyncio import Redis
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks import locomo
+from benchmarks.harness import DirectIndex, bench_settings, drain, embedded_redis, index_lag
+from benchmarks.measure import ratio
 from hindsight_redis import AsyncMemoryClient, Settings
-from hindsight_redis.codec import EVENT_FIELD, encode_event
-from hindsight_redis.index import MemoryIndex
-from hindsight_redis.keys import Keys
-from hindsight_redis.models import build_event
-from hindsight_redis.pipeline.base import Candidate
-from hindsight_redis.pipeline.commit import doc_from_candidate
-from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
+from hindsight_redis.core.codec import EVENT_FIELD, encode_event
+from hindsight_redis.core.requests import parse_write
+from hindsight_redis.providers.embedders import embedder_from_settings
 
-from common import embedded_redis, locomo_turns, percentile
-
+SUMMARY = "write() vs raw XADD; memories/s indexed by 1 and 2 workers vs raw HSET; index lag"
 BATCH = 500
 
 
-def _settings(url: str, embedder: str, **extra: object) -> Settings:
-    return Settings(
-        redis_url=url, key_prefix=f"b{uuid.uuid4().hex[:8]}", namespace="bench",
-        profile="ephemeral",
-        embedder=embedder, max_backlog=10_000_000, **extra,
-    )  # fmt: skip
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--embedder", default="local", help="the workers' (default: local)")
+    parser.add_argument("--writes", type=int, help="end to end (default 20,000; quick 2,000)")
 
 
 async def write_throughput(
     url: str, texts: list[str], n_single: int, n_batch: int, rounds: int = 3
 ) -> dict[str, float]:
-    """Writes/s of raw XADD (single, pipelined) and of write() / write_many().
-
-    The four are run in turn, ``rounds`` times, and each keeps its best
-    round: on a shared 2-core machine that compares like with like.
-    """
-    raw = aioredis.Redis.from_url(url)
+    """Writes/s of raw XADD (single, pipelined) and of write() / write_many(), each its best
+    of ``rounds`` rounds run in turn (on a shared host that compares like with like)."""
+    raw = Redis.from_url(url)
     payloads = [
-        encode_event(build_event("bench", {"content": t}, max_content_chars=32_000, max_tags=32))
+        encode_event(
+            parse_write(
+                {"content": t}, namespace="bench", max_content_chars=32_000, max_tags=32
+            ).event
+        )
         for t in texts
     ]
-    stream = f"raw-{uuid.uuid4().hex}"
+    stream = f"raw-{time.time_ns()}"
 
     async def raw_single() -> None:
         for n in range(n_single):
@@ -72,112 +66,58 @@ async def write_throughput(
                 pipe.xadd(stream, {EVENT_FIELD: payloads[n % len(payloads)]})
             await pipe.execute()
 
-    async def single(client: AsyncMemoryClient) -> None:
+    async def single() -> None:
         for n in range(n_single):
             await client.write(texts[n % len(texts)])
 
-    async def batched(client: AsyncMemoryClient) -> None:
+    async def batched() -> None:
         for first in range(0, n_batch, BATCH):
             end = min(first + BATCH, n_batch)
             await client.write_many([{"content": texts[n % len(texts)]} for n in range(first, end)])
 
     out: dict[str, float] = {}
-    async with AsyncMemoryClient(_settings(url, "hash")) as client:
+    async with AsyncMemoryClient(bench_settings(url, embedder="hash")) as client:
         runs = [
-            ("raw XADD (single)", raw_single, n_single),
-            ("write()", lambda: single(client), n_single),
-            ("raw XADD (pipelined 500)", raw_pipelined, n_batch),
-            ("write_many(500)", lambda: batched(client), n_batch),
+            ("raw_xadd", raw_single, n_single),
+            ("write", single, n_single),
+            ("raw_xadd_pipelined", raw_pipelined, n_batch),
+            ("write_many", batched, n_batch),
         ]
         for _ in range(rounds):
-            for name, run, count in runs:
+            for name, run_one, count in runs:
                 start = time.perf_counter()
-                await run()
+                await run_one()
                 out[name] = max(out.get(name, 0.0), count / (time.perf_counter() - start))
     await raw.aclose()
+    out["write_vs_raw"] = ratio(out["write"], out["raw_xadd"])
+    out["write_many_vs_raw"] = ratio(out["write_many"], out["raw_xadd_pipelined"])
     return out
 
 
-def e2e_texts(count: int) -> list[str]:
-    """``count`` LoCoMo turns, the 2,760 repeated: repeats get a word suffix (no digits,
-    which the scorer would count as a signal), so the filters see what real turns look like."""
-    base = locomo_turns()
-    words = ["alpha", "bravo", "delta", "echo", "kilo", "lima", "oscar", "tango"]
-    return [
-        base[n % len(base)]
-        + "".join(f" {words[(n // len(base) + k) % 8]}" for k in range(n // len(base)))
-        for n in range(count)
-    ]
-
-
-def _worker_env(settings: Settings) -> dict[str, str]:
-    return {**os.environ, **settings.to_env()}
-
-
 async def end_to_end(url: str, texts: list[str], embedder: str, workers: int) -> dict[str, float]:
-    """Processed memories/s with ``workers`` worker processes draining a full stream."""
-    settings = _settings(url, embedder)
+    """Memories/s of ``workers`` worker processes draining ``texts``, and the outcomes."""
+    settings = bench_settings(url, embedder=embedder)
     async with AsyncMemoryClient(settings) as client:
         for first in range(0, len(texts), BATCH):
             await client.write_many([{"content": t} for t in texts[first : first + BATCH]])
-        procs = [
-            subprocess.Popen(
-                [sys.executable, "-m", "hindsight_redis.cli", "worker", "--burst"],
-                env=_worker_env(settings),
-                stdout=subprocess.DEVNULL,
-            )
-            for _ in range(workers)
-        ]
-        t0 = p0 = None
-        while True:
-            # The counter alone: stats() (index counts, XINFO...) 100 times a second
-            # would take a share of Redis from the workers.
-            processed = int(await client.redis.hget(client.keys.stats, "processed") or 0)
-            if t0 is None and processed > 0:
-                t0, p0 = time.perf_counter(), processed
-            if processed >= len(texts):
-                break
-            await asyncio.sleep(0.01)
-        elapsed = time.perf_counter() - (t0 or 0)
+        run = await drain(client.redis, settings, [settings.namespace], len(texts), workers)
         stats = await client.stats()
-        # The stream is drained; the workers are now adding contextual vectors
-        # in the background (minutes for 20,000 memories): stop them.
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            proc.wait()
-        rate = (len(texts) - (p0 or 0)) / elapsed
-        return {
-            "rate": rate,
-            "indexed": stats["indexed"],
-            "merged": stats["merged"],
-            "dropped": stats["dropped"]["total"],
-        }
+    return run | {
+        "indexed": stats["indexed"],
+        "merged": stats["merged"],
+        "dropped": stats["dropped"]["total"],
+    }
 
 
 async def raw_index_rate(url: str, texts: list[str], embedder: str) -> float:
-    """Memories/s of pipelined ``HSET``s of the same documents straight into an index like
-    the workers' (vectors and documents prepared beforehand, batches of 500): the ceiling,
-    what Redis alone takes to index them."""
-    settings = _settings(url, embedder)
-    model = embedder_from_settings(settings)
-    redis = aioredis.Redis.from_url(url)
-    keys = Keys(settings.key_prefix, settings.namespace)
-    info = await MemoryIndex(
-        redis, keys, settings.index, settings.search, settings.embedding
-    ).ensure(model, contextual_from_settings(settings))
-    vectors = await model.embed(texts)
-    docs: list[tuple[str, dict[Any, Any]]] = []
-    for text, vector in zip(texts, vectors, strict=True):
-        event = build_event("bench", {"content": text}, max_content_chars=32_000, max_tags=32)
-        candidate = Candidate("0-0", event, text, embedding=vector)
-        doc = doc_from_candidate(
-            candidate,
-            vector_field=info.vector_field,
-            vector_datatype=info.datatype,
-            contextual=info.has_context,
-        )
-        docs.append((keys.doc(event.event_id), doc))
+    """Memories/s of pipelined ``HSET``s (500 a round trip) of the same documents, prepared
+    beforehand, straight into an index like the workers': the ceiling."""
+    redis = Redis.from_url(url)
+    index = await DirectIndex.open(redis, bench_settings(url, embedder=embedder))
+    now = time.time()
+    docs = await index.documents(
+        [{"event_id": f"m{n}", "content": t, "created_at": now} for n, t in enumerate(texts)]
+    )
     start = time.perf_counter()
     for first in range(0, len(docs), BATCH):
         pipe = redis.pipeline(transaction=False)
@@ -189,107 +129,67 @@ async def raw_index_rate(url: str, texts: list[str], embedder: str) -> float:
     return rate
 
 
-async def index_lag(
-    url: str, texts: list[str], embedder: str, rate: float, seconds: float
-) -> tuple[float, float, int]:
-    """p50/p99 seconds from write() to indexed, at a steady ``rate`` writes/s with 2 workers."""
-    settings = _settings(url, embedder)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "hindsight_redis.cli", "worker"],
-            env=_worker_env(settings),
-            stdout=subprocess.DEVNULL,
-        )
-        for _ in range(2)
-    ]
-    lags: list[float] = []
-    try:
-        async with AsyncMemoryClient(settings) as client:
-            await client.write(
-                "warm-up: the workers load their embedder before the clock starts",
-                wait=True,
-                timeout_s=120,
-            )
-            ids = []
-            start = time.perf_counter()
-            n = 0
-            while (elapsed := time.perf_counter() - start) < seconds:
-                due = int(elapsed * rate)
-                while n < due:
-                    ids.append((await client.write(texts[n % len(texts)] + f" (#{n})")).id)
-                    n += 1
-                await asyncio.sleep(0.002)
-            while (await client.stats())["backlog"] > 0:
-                await asyncio.sleep(0.05)
-            pipe = client.redis.pipeline(transaction=False)
-            for memory_id in ids:
-                pipe.hmget(client.keys.doc(memory_id), ["created_at", "indexed_at"])
-            for created, indexed in await pipe.execute():
-                if created and indexed:
-                    lags.append(float(indexed) - float(created))
-    finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait()
-    return percentile(lags, 50), percentile(lags, 99), len(lags)
-
-
-async def embedder_alone(texts: list[str], embedder_name: str, batch: int) -> float:
+async def embedder_alone(texts: list[str], name: str) -> float:
     """Texts/s of the embedder itself, in the worker's batch size, one process."""
-    embedder = embedder_from_settings(Settings(embedder=embedder_name))
-    await embedder.embed(texts[:batch])  # load the model first
+    settings = Settings(embedder=name)
+    embedder, batch = embedder_from_settings(settings.embedding), settings.worker.worker_batch_size
+    await embedder.embed(texts[:batch])  # loads the model
     start = time.perf_counter()
     for first in range(0, len(texts), batch):
         await embedder.embed(texts[first : first + batch])
     return len(texts) / (time.perf_counter() - start)
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--embedder", default="local")
-    args = parser.parse_args()
-    n_single, n_batch, n_e2e = (2_000, 20_000, 5_000) if args.quick else (10_000, 100_000, 20_000)
-    base = locomo_turns()
-    texts = e2e_texts(max(n_e2e, len(base)))
+def report(figures: dict[str, Any], embedder: str) -> None:
+    """The tables, in markdown."""
+    w, e2e, lag = figures["write"], figures["end_to_end"], figures["index_lag"]
+    print("\n## Write throughput (writes/s, one asyncio client)\n")
+    print("| path | writes/s | vs raw |\n|---|---:|---:|")
+    print(f"| raw XADD | {w['raw_xadd']:,.0f} | |")
+    print(f"| write() | {w['write']:,.0f} | {w['write_vs_raw']:.0%} |")
+    print(f"| raw XADD, pipelined 500 | {w['raw_xadd_pipelined']:,.0f} | |")
+    print(f"| write_many(500) | {w['write_many']:,.0f} | {w['write_many_vs_raw']:.0%} |")
+    print(f"\n## End to end ({e2e['writes']:,} LoCoMo-derived writes, embedder {embedder!r})\n")
+    print("| setup | memories/s | vs raw HSET + HNSW |\n|---|---:|---:|")
+    print(f"| embedder alone (1 process) | {e2e['embedder_alone']:,.0f} | |")
+    print(f"| raw HSET + HNSW insert (pipelined 500) | {e2e['raw_hset']:,.0f} | 100% |")
+    for name in ("1_worker", "2_workers"):
+        rate = e2e[name]["rate"]
+        print(f"| {name.replace('_', ' ')} | {rate:,.0f} | {ratio(rate, e2e['raw_hset']):.0%} |")
+    two = e2e["2_workers"]
+    print(
+        f"outcomes (2 workers): indexed {two['indexed']:,}, merged {two['merged']:,}, "
+        f"dropped {two['dropped']:,}"
+    )
+    print(
+        f"\n## Index lag at {lag['rate']:,.0f} writes/s, 2 workers ({lag['memories']:,} memories)"
+    )
+    print(f"p50 {lag['p50_ms']:.1f} ms, p99 {lag['p99_ms']:.1f} ms")
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    n_single, n_batch = (1_000, 10_000) if args.quick else (10_000, 100_000)
+    count = args.writes or (2_000 if args.quick else 20_000)
+    base, texts = locomo.texts(), locomo.derived_texts(count)
     with embedded_redis() as url:
         writes = await write_throughput(url, base, n_single, n_batch)
-        print("\n## Write throughput (writes/s, one asyncio client)")
-        print("| path | writes/s | vs raw |")
-        print("|---|---:|---:|")
-        for name, value in writes.items():
-            raw = (
-                writes["raw XADD (single)"]
-                if "single" in name or name == "write()"
-                else writes["raw XADD (pipelined 500)"]
-            )
-            print(f"| {name} | {value:,.0f} | {value / raw:.0%} |")
-        alone = await embedder_alone(texts[:n_e2e], args.embedder, Settings().worker_batch_size)
-        ceiling = await raw_index_rate(url, texts[:n_e2e], args.embedder)
-        one = await end_to_end(url, texts[:n_e2e], args.embedder, 1)
-        two = await end_to_end(url, texts[:n_e2e], args.embedder, 2)
-        print(
-            f"\n## End to end ({n_e2e:,} LoCoMo-derived writes, "
-            f"embedder {args.embedder!r}, filters on)"
+        e2e: dict[str, Any] = {
+            "writes": count,
+            "embedder_alone": await embedder_alone(texts, args.embedder),
+            "raw_hset": await raw_index_rate(url, texts, args.embedder),
+            "1_worker": await end_to_end(url, texts, args.embedder, 1),
+            "2_workers": await end_to_end(url, texts, args.embedder, 2),
+        }
+        e2e["2_workers_vs_raw_hset"] = ratio(e2e["2_workers"]["rate"], e2e["raw_hset"])
+        rate = max(50.0, min(e2e["2_workers"]["rate"] * 0.5, 2_000.0))
+        settings = bench_settings(url, embedder=args.embedder)
+        lag = await index_lag(
+            settings, [settings.namespace], base, rate, 3.0 if args.quick else 10.0
         )
-        print("| setup | memories/s | vs embedder alone | vs raw HSET + HNSW |")
-        print("|---|---:|---:|---:|")
-        print(f"| embedder alone (1 process) | {alone:,.0f} | 100% | |")
-        print(f"| raw HSET + HNSW insert (pipelined 500) | {ceiling:,.0f} | | 100% |")
-        for name, run in (("1 worker", one), ("2 workers", two)):
-            rate = run["rate"]
-            print(f"| {name} | {rate:,.0f} | {rate / alone:.0%} | {rate / ceiling:.0%} |")
-        print(
-            f"outcomes (2 workers): indexed {two['indexed']:,.0f}, "
-            f"merged {two['merged']:,.0f}, dropped {two['dropped']:,.0f}"
-        )
-        lag_rate = max(50.0, min(two["rate"] * 0.5, 2_000.0))
-        p50, p99, count = await index_lag(
-            url, base, args.embedder, lag_rate, 5.0 if args.quick else 10.0
-        )
-        print(f"\n## Index lag at {lag_rate:,.0f} writes/s, 2 workers ({count:,} indexed)")
-        print(f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms")
+    return {"write": writes, "end_to_end": e2e, "index_lag": lag}
 
 
-if __name__ == "__main__":
-    asyncio.run(main())
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    figures = asyncio.run(measure(args))
+    report(figures, args.embedder)
+    return figures

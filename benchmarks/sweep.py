@@ -1,89 +1,80 @@
-"""Forgetting at 100,000 memories: a sweep down to 50,000 beside a searcher; export, import.
+"""Forgetting at 100,000 memories: a sweep down to half beside a searcher; export, import.
 
-A namespace of ``--memories`` (default 100,000) LoCoMo-vocabulary memories with
-both vectors (static ones from the local model; the contextual field filled
-with stand-ins, as in search_latency.py), ages spread over a year, access
-counts from a long-tailed distribution, 1% protected. Then, through the public
-client:
+A namespace of ``--memories`` LoCoMo-vocabulary memories with both vectors (static ones from
+the local model; the contextual field filled with stand-ins), ages spread over a year, access
+counts from a long-tailed distribution, 1% protected. Then, through the public client:
 
-1. a searcher process (hybrid search, LoCoMo questions, one at a time) runs
-   alone for ``--window-s`` seconds: its latencies with no sweep;
-2. the same searcher runs while ``client.sweep(max_active=N/2)`` archives half
-   the namespace: wall time, memories archived per second, and the searcher's
-   worst and p99 latency beside the first window's (ratios, same run);
-3. ``client.export(status="all")`` of every memory, then ``import_file`` of
-   that file into a fresh namespace (same models: vectors reused), and
-   ``purge_exported`` of the archived half from a second export: memories/s.
-
-Run:  python benchmarks/sweep.py [--memories 100000] [--window-s 30] [--redis-share 0.5]
+1. a searcher process (hybrid search, LoCoMo questions, one at a time) runs alone for
+   ``--window-s`` seconds: its latencies with no sweep, the baseline;
+2. the same searcher runs while ``client.sweep(max_active=N/2)`` archives half the
+   namespace: wall time, memories archived per second, and the searcher's p50, p99 and worst
+   latency against the first window's (ratios, same run);
+3. ``client.export(status="all")`` of every memory, ``import_file`` of that file into a
+   fresh namespace (same models: vectors reused), and ``purge_exported`` of the archived
+   half from a second export: memories/s.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import multiprocessing
 import random
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from redis.asyncio import Redis
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks import locomo
+from benchmarks.harness import DirectIndex, bench_settings, embedded_redis
+from benchmarks.measure import percentile, ratio
 from hindsight_redis import AsyncMemoryClient, Settings
-from hindsight_redis.index import IndexInfo, MemoryIndex
-from hindsight_redis.keys import Keys
-from hindsight_redis.models import MemoryEvent
-from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
 
-from common import embedded_redis, percentile, queue_memory
-from search_latency import LocomoCorpus
-
+SUMMARY = "a sweep of 100k memories down to 50k: archived/s, search beside it vs alone; export"
 DAY = 86_400.0
 TASKS = ["dialogue", "dialogue", "dialogue", "preference", "fact", ""]
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--memories", type=int, help="default 100,000 (quick 4,000)")
+    parser.add_argument("--window-s", type=float, help="search alone (default 30 s; quick 3)")
+    parser.add_argument("--redis-share", type=float, default=0.5, help="sweep_redis_share")
+
+
 async def populate(settings: Settings, n: int) -> None:
-    """``n`` memories straight into the index (bypassing the worker), in batches of 1,000."""
+    """``n`` memories straight into the index (no worker), in batches of 1,000."""
+    sentences, rng, now = locomo.Sentences(), random.Random(5), time.time()
+    memories, extras = [], []
+    for i in range(n):
+        created = now - rng.random() * 365 * DAY
+        reads = int(rng.paretovariate(1.2)) - 1 if rng.random() < 0.4 else 0
+        last = created + rng.random() * (now - created) if reads else created
+        memories.append(
+            {
+                "event_id": f"m{i}",
+                "content": sentences.text(rng),
+                "task_type": rng.choice(TASKS),
+                "created_at": created,
+                "protected": rng.random() < 0.01,
+            }
+        )
+        extras.append(
+            {
+                "access_count": str(reads),
+                "last_accessed_at": f"{last:.6f}",
+                "write_score": f"{0.6 + rng.random() * 0.4:.4f}",
+            }
+        )
     redis = Redis.from_url(settings.redis_url or "")
-    keys = Keys(settings.key_prefix, settings.namespace)
-    embedder = embedder_from_settings(settings)
-    info: IndexInfo = await MemoryIndex(
-        redis, keys, settings.index, settings.search, settings.embedding
-    ).ensure(embedder, contextual_from_settings(settings))
-    corpus, rng = LocomoCorpus(), random.Random(5)
-    now = time.time()
-    for start in range(0, n, 1000):
-        texts = [corpus.text(rng) for _ in range(min(1000, n - start))]
-        vectors = await embedder.embed(texts)
-        async with redis.pipeline(transaction=False) as pipe:
-            for i, (content, vec) in enumerate(zip(texts, vectors, strict=True)):
-                created = now - rng.random() * 365 * DAY
-                reads = int(rng.paretovariate(1.2)) - 1 if rng.random() < 0.4 else 0
-                last = created + rng.random() * (now - created) if reads else created
-                event = MemoryEvent(
-                    event_id=f"m{start + i}", namespace=keys.namespace, content=content,
-                    task_type=rng.choice(TASKS), created_at=created,
-                    protected=rng.random() < 0.01,
-                )  # fmt: skip
-                ctx = np.zeros(info.context_dims, dtype=np.float32)
-                ctx[: min(len(vec), info.context_dims)] = vec[: info.context_dims]
-                extra = {
-                    "access_count": str(reads),
-                    "last_accessed_at": f"{last:.6f}",
-                    "write_score": f"{0.6 + rng.random() * 0.4:.4f}",
-                }
-                queue_memory(pipe, keys, info, event, vec, ctx, extra)
-            await pipe.execute()
-        if start % 20_000 == 0:
-            print(f"  {start + len(texts):,} memories written", file=sys.stderr)
-    await redis.aclose()
+    try:
+        await (await DirectIndex.open(redis, settings)).add(
+            memories, context="stand-in", extras=extras
+        )
+    finally:
+        await redis.aclose()
 
 
 def searcher(settings_json: str, ready: Any, stop: Any, out: Any) -> None:
@@ -91,7 +82,7 @@ def searcher(settings_json: str, ready: Any, stop: Any, out: Any) -> None:
 
     async def run() -> list[tuple[float, float]]:
         settings = Settings.model_validate_json(settings_json)
-        corpus, rng = LocomoCorpus(), random.Random(9)
+        corpus, rng = locomo.Sentences(), random.Random(9)
         timings: list[tuple[float, float]] = []
         async with AsyncMemoryClient(settings) as client:
             for q in [corpus.query(rng) for _ in range(30)]:  # warm-up: models, connections
@@ -113,16 +104,13 @@ def _summary(timings: list[tuple[float, float]], start: float, end: float) -> di
         "searches": len(latencies),
         "p50_ms": round(percentile(latencies, 50), 2),
         "p99_ms": round(percentile(latencies, 99), 2),
-        "max_ms": round(max(latencies), 2),
+        "max_ms": round(max(latencies, default=float("nan")), 2),
     }
 
 
-async def main(n: int, window_s: float, redis_share: float = 0.5) -> None:
+async def measure(n: int, window_s: float, redis_share: float) -> dict[str, Any]:
     with embedded_redis() as url, tempfile.TemporaryDirectory(prefix="hs-sweep-") as tmp:
-        settings = Settings(
-            redis_url=url, key_prefix=f"sw{uuid.uuid4().hex[:6]}", namespace="bench",
-            profile="ephemeral", embedder="local", sweep_redis_share=redis_share,
-        )  # fmt: skip
+        settings = bench_settings(url, sweep_redis_share=redis_share)
         t0 = time.perf_counter()
         await populate(settings, n)
         print(f"{n:,} memories indexed in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
@@ -147,8 +135,8 @@ async def main(n: int, window_s: float, redis_share: float = 0.5) -> None:
             during = _summary(timings, sweep_start, sweep_end)
             results["search_alone"] = alone
             results["search_during_sweep"] = during
-            results["ratio_during_vs_alone"] = {
-                k: round(during[k] / alone[k], 2) for k in ("p50_ms", "p99_ms", "max_ms")
+            results["during_vs_alone"] = {
+                k: ratio(during[k], alone[k]) for k in ("p50_ms", "p99_ms", "max_ms")
             }
             results["sweep"] = {
                 "archived": report.archived,
@@ -157,7 +145,6 @@ async def main(n: int, window_s: float, redis_share: float = 0.5) -> None:
                 "wall_s": round(sweep_s, 1),
                 "archived_per_s": round(report.archived / sweep_s),
             }
-            print(json.dumps(results, indent=2), file=sys.stderr)
 
             everything = Path(tmp) / "all.jsonl.gz"
             exported = await client.export(everything, status="all")
@@ -185,13 +172,31 @@ async def main(n: int, window_s: float, redis_share: float = 0.5) -> None:
             "wall_s": imported.elapsed_s,
             "per_s": round(imported.imported / imported.elapsed_s),
         }
-        print(json.dumps(results, indent=2))
+        return results
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--memories", type=int, default=100_000)
-    parser.add_argument("--window-s", type=float, default=30.0)
-    parser.add_argument("--redis-share", type=float, default=0.5, help="sweep_redis_share")
-    args = parser.parse_args()
-    asyncio.run(main(args.memories, args.window_s, args.redis_share))
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    n = args.memories or (4_000 if args.quick else 100_000)
+    window_s = args.window_s or (3.0 if args.quick else 30.0)
+    results = asyncio.run(measure(n, window_s, args.redis_share))
+    alone, during, ratios = (
+        results[k] for k in ("search_alone", "search_during_sweep", "during_vs_alone")
+    )
+    print("\n| | searches | p50 ms | p99 ms | max ms |\n|---|---:|---:|---:|---:|")
+    print(
+        f"| search alone | {alone['searches']:,} | {alone['p50_ms']} | {alone['p99_ms']} | "
+        f"{alone['max_ms']} |"
+    )
+    print(
+        f"| search during the sweep | {during['searches']:,} | {during['p50_ms']} "
+        f"(x{ratios['p50_ms']:.2f}) | {during['p99_ms']} (x{ratios['p99_ms']:.2f}) | "
+        f"{during['max_ms']} (x{ratios['max_ms']:.2f}) |"
+    )
+    sweep = results["sweep"]
+    print(
+        f"\nsweep: {sweep['archived']:,} archived in {sweep['wall_s']} s "
+        f"({sweep['archived_per_s']}/s), {sweep['kept_changed']:,} kept (read meanwhile)"
+    )
+    for step in ("export_all", "purge_archived", "import_all"):
+        print(f"{step}: {results[step]['per_s']:,} memories/s")
+    return results

@@ -26,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from hindsight_redis.providers.contextual import MiniLMEmbedder
+from hindsight_redis.providers.embedders import LocalEmbedder
+
 STATIC = "static-e5-multilingual-256"
 MINILM = "all-MiniLM-L6-v2"
 MODELS = {STATIC: 256, MINILM: 384}
@@ -44,12 +47,8 @@ class Models:
     def _get(self, name: str) -> Any:
         if name not in self._loaded:
             if name == STATIC:
-                from hindsight_redis.providers.embedders import LocalEmbedder
-
                 self._loaded[name] = LocalEmbedder()
             else:
-                from hindsight_redis.providers.contextual import MiniLMEmbedder
-
                 self._loaded[name] = MiniLMEmbedder(threads=self._threads)
         return self._loaded[name]
 

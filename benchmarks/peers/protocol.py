@@ -1,54 +1,40 @@
-"""The LoCoMo protocol shared by every adapter of the peer benchmark (stdlib only).
+"""The LoCoMo protocol shared by every adapter of the peer benchmark (standard library only).
 
-Each adapter runs in its own venv, so this module imports nothing but the
-standard library. The definitions are those of ``benchmarks/locomo_recall.py``
-(``load_turns``, ``evidence_ids``, recall@k) and of
-``benchmarks/common.py`` (``percentile``, nearest rank):
+Each adapter runs in its own venv, as a script, so this module imports nothing but the
+standard library and ``benchmarks.locomo`` / ``benchmarks.measure`` (the suite's own
+definitions, standard library only too; the repository goes on ``sys.path`` for them):
 
-- one memory per dialogue turn, content ``"Speaker: text"``, keyed by its
-  ``dia_id``; each conversation is its own scope (namespace / user);
-- the questions of categories 1-4 that cite evidence, each searched in its own
-  conversation only, top 10;
-- recall@k: the share of the cited turns (``evidence``) in the top k,
-  averaged over questions; hit@10: the share of questions with at least one
-  cited turn in the top 10;
-- writes: one call per turn, sequential, one client; writes/s = turns /
-  (first call -> last acknowledgement); searchable_after_s: last
-  acknowledgement -> every written turn searchable (an adapter's own check,
-  polled every 10 ms); searches sequential, client wall time.
+- one memory per dialogue turn, content ``"Speaker: text"``, keyed by its ``dia_id``; each
+  conversation is its own scope (namespace / user);
+- the questions of categories 1-4 that cite evidence, each searched in its own conversation
+  only, top 10;
+- recall@k: the share of the cited turns (``evidence``) in the top k, averaged over
+  questions; hit@10: the share of questions with at least one cited turn in the top 10;
+- writes: one call per turn, sequential, one client; writes/s = turns / (first call -> last
+  acknowledgement); searchable_after_s: last acknowledgement -> every written turn
+  searchable (an adapter's own check, polled every 10 ms); searches sequential, client wall
+  time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CATEGORIES = {1, 2, 3, 4}
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the adapters run as scripts
+
+from benchmarks import locomo
+from benchmarks.locomo import Question, Turn
+from benchmarks.measure import percentile
+
 TOP_K = 10
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo_dev.json"
-
-
-@dataclass
-class Turn:
-    dia_id: str
-    content: str  # "Speaker: text"
-    date: str  # the session's date (metadata)
-
-
-@dataclass
-class Question:
-    text: str
-    wanted: set[str]
-    category: int
 
 
 @dataclass
@@ -58,47 +44,15 @@ class Conversation:
     questions: list[Question] = field(default_factory=list)
 
 
-def locomo_path() -> Path:
-    """The LoCoMo dev file (``HINDSIGHT_LOCOMO`` overrides the default location)."""
-    return Path(os.environ.get("HINDSIGHT_LOCOMO", str(LOCOMO)))
-
-
-def evidence_ids(raw: list[str]) -> set[str]:
-    """Cited dia_ids, tolerant of the dataset's odd separators (as locomo_recall.py)."""
-    return {p for item in raw for p in re.split(r"[;,\s]+", item) if p}
-
-
-def load(path: Path | None = None, limit: int | None = None) -> list[Conversation]:
+def load(limit: int | None = None) -> list[Conversation]:
     """The first ``limit`` conversations (all when None): turns and questions."""
-    data = json.loads((path or locomo_path()).read_text())
-    out = []
-    for conv in data[:limit]:
-        item = Conversation(conv["sample_id"])
-        talk = conv["conversation"]
-        for key, value in talk.items():
-            if re.fullmatch(r"session_\d+", key) and isinstance(value, list):
-                date = str(talk.get(f"{key}_date_time", ""))
-                for turn in value:
-                    item.turns.append(
-                        Turn(turn["dia_id"], f"{turn['speaker']}: {turn['text']}", date)
-                    )
-        for qa in conv["qa"]:
-            if qa.get("category") not in CATEGORIES or not qa.get("evidence"):
-                continue
-            item.questions.append(
-                Question(qa["question"], evidence_ids(qa["evidence"]), qa["category"])
-            )
-        out.append(item)
-    return out
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q``-th percentile (0..100) by nearest rank (as common.py)."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
-    return ordered[rank]
+    data = locomo.load()[:limit]
+    convs = {conv["sample_id"]: Conversation(conv["sample_id"]) for conv in data}
+    for turn in locomo.turns(data):
+        convs[turn.conversation].turns.append(turn)
+    for question in locomo.questions(data):
+        convs[question.conversation].questions.append(question)
+    return list(convs.values())
 
 
 def spawn(command: list[str], log_path: str | Path, **kwargs: Any) -> subprocess.Popen[Any]:
@@ -155,9 +109,9 @@ async def ask_all(convs: list[Conversation], search: SearchFn) -> dict[str, Any]
             ranked = await search(conv, q.text)
             latencies.append((time.perf_counter() - started) * 1000)
             top = ranked[:TOP_K]
-            found = q.wanted & set(top)
-            r5.append(len(q.wanted & set(top[:5])) / len(q.wanted))
-            r10.append(len(found) / len(q.wanted))
+            found = q.evidence & set(top)
+            r5.append(len(q.evidence & set(top[:5])) / len(q.evidence))
+            r10.append(len(found) / len(q.evidence))
             hits.append(1.0 if found else 0.0)
             per_category.setdefault(q.category, []).append(r10[-1])
     return {

@@ -1,17 +1,13 @@
 """Peers side by side: hindsight-redis, agent-memory-server and mem0 on one LoCoMo protocol.
 
-Starts one embedded Redis (the project's: Redis 8.2, RediSearch 2.10,
-RedisJSON) and one local OpenAI-compatible embeddings endpoint
-(``embed_server.py``, the project's static model), then runs each system's
-adapter as a subprocess in its own venv (``install.sh`` makes them), one
-after the other, the Redis flushed between them; collects the JSON each
-prints, and writes ``results.json``, ``results.md`` (the table) and
-``peers.png`` (the chart) beside this file. The protocol is in ``protocol.py``.
-
-Run (project root, project venv active, after ``bash benchmarks/peers/install.sh``):
-  python benchmarks/peers/run.py                      # everything (~10-15 min on 2 cores)
-  python benchmarks/peers/run.py --conversations 1    # a quick check
-  python benchmarks/peers/run.py --systems ams,mem0 --mem0-conversations 2
+Starts one embedded Redis (the project's: Redis 8.2, RediSearch 2.10, RedisJSON) and one
+local OpenAI-compatible embeddings endpoint (``embed_server.py``, the project's static
+model), then runs each system's adapter as a subprocess in its own venv (``bash
+benchmarks/peers/install.sh`` makes them, beside this file), one after the other, the Redis
+flushed between them; collects the JSON each prints, prints the table and draws
+``benchmarks/results/peers.png``. The protocol is in ``protocol.py``: one memory per turn,
+written one call at a time; each question searched in its own conversation, top 10.
+hindsight-redis with the embedder held equal to the peers' is the like-for-like row.
 """
 
 from __future__ import annotations
@@ -27,15 +23,16 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import redis
 
-from protocol import log, spawn
+from benchmarks.measure import plot_path
+from benchmarks.peers.embed_server import MODELS
+from benchmarks.peers.protocol import log, spawn
+from hindsight_redis.redis.server import EmbeddedServer, free_port, get_profile
 
+SUMMARY = "LoCoMo recall@10, search and write speed vs agent-memory-server and mem0 (own venvs)"
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 SYSTEMS = {
     "hindsight-default": (
@@ -58,8 +55,6 @@ LABELS = {
 
 def start_embed_server(model: str, log_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
     """The shared endpoint, in the project venv; returns the process and its base URL."""
-    from hindsight_redis.server import free_port
-
     port = free_port()
     proc = spawn(
         [sys.executable, str(HERE / "embed_server.py"), "--port", str(port), "--preload", model],
@@ -84,11 +79,7 @@ def run_system(
     name: str, args: argparse.Namespace, redis_url: str, embed_url: str, log_dir: Path
 ) -> dict[str, Any]:
     """One adapter in its venv; its JSON result plus the endpoint's and Redis's counts."""
-    import redis
-
     _, python, script, extra = SYSTEMS[name]
-    if not Path(python).exists():
-        raise RuntimeError(f"{python} missing: run bash benchmarks/peers/install.sh first")
     limit = args.mem0_conversations if name == "mem0" else args.conversations
     command = [python, str(HERE / script), "--redis-url", redis_url, "--log-dir", str(log_dir)]
     command += ["--embed-url", embed_url, "--model", args.model, "--dims", str(args.dims), *extra]
@@ -219,32 +210,34 @@ def chart(results: list[dict[str, Any]], path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"of {list(SYSTEMS)}")
-    parser.add_argument("--conversations", type=int, default=None, help="default: all 5")
+    parser.add_argument("--conversations", type=int, help="default: all 5 (quick: 1)")
     parser.add_argument(
         "--mem0-conversations",
         type=int,
-        default=None,
         help="fewer for mem0 (synchronous writes); default: as --conversations",
     )
     parser.add_argument(
         "--model",
         default="static-e5-multilingual-256",
-        help="the endpoint's model for the compared rows (or all-MiniLM-L6-v2)",
+        choices=list(MODELS),
+        help="the endpoint's model for the compared rows",
     )
-    parser.add_argument("--dims", type=int, default=None, help="its dimension (default: known)")
-    parser.add_argument("--out", type=Path, default=HERE, help="where results.* and peers.png go")
-    args = parser.parse_args()
-    if args.dims is None:
-        from embed_server import MODELS
 
-        args.dims = MODELS[args.model]
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    args.dims = MODELS[args.model]
+    if args.quick and args.conversations is None:
+        args.conversations = 1
     if args.mem0_conversations is None:
         args.mem0_conversations = args.conversations
-    from hindsight_redis.server import EmbeddedServer, get_profile
-
+    systems = [name.strip() for name in args.systems.split(",")]
+    if unknown := set(systems) - set(SYSTEMS):
+        raise SystemExit(f"unknown systems {sorted(unknown)}: of {list(SYSTEMS)}")
+    missing = [SYSTEMS[name][1] for name in systems if not Path(SYSTEMS[name][1]).exists()]
+    if missing:
+        raise SystemExit(f"{', '.join(missing)} missing: run bash benchmarks/peers/install.sh")
     results = []
     with tempfile.TemporaryDirectory(prefix="hs-peers-") as tmp:
         log_dir = Path(tmp) / "logs"
@@ -254,8 +247,8 @@ def main() -> None:
         embed, embed_url = start_embed_server(args.model, log_dir)
         try:
             log(f"redis {state.url}, embeddings {embed_url}, logs {log_dir}")
-            for name in args.systems.split(","):
-                results.append(run_system(name.strip(), args, state.url, embed_url, log_dir))
+            for name in systems:
+                results.append(run_system(name, args, state.url, embed_url, log_dir))
         except BaseException:  # keep the logs of a failed run
             kept = Path(tempfile.mkdtemp(prefix="hs-peers-logs-"))
             for f in log_dir.iterdir():
@@ -266,14 +259,6 @@ def main() -> None:
             embed.terminate()
             embed.wait(10)
             server.stop()
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    text = table(results)
-    (args.out / "results.md").write_text(text + "\n")
-    chart(results, args.out / "peers.png")
-    print(text)
-    print(f"\nwrote {args.out / 'results.json'}, results.md, peers.png")
-
-
-if __name__ == "__main__":
-    main()
+    print(table(results))
+    chart(results, plot_path("peers"))
+    return {"systems": results}

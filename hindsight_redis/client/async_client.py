@@ -181,7 +181,7 @@ class AsyncMemoryClient:
 
     async def write_many(
         self,
-        items: Sequence[WriteItem],
+        items: Sequence[WriteItem | Mapping[str, Any]],
         *,
         context_from_previous: int = 0,
         as_agent: str | None = None,

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
 
-from assistant_log_data import AssistantLog, Question, generate  # noqa: E402
-from assistant_log_topics import CATEGORIES, TWO_HOP, UPDATES  # noqa: E402
+from benchmarks.assistant_log.data import AssistantLog, Question, generate  # noqa: E402
+from benchmarks.assistant_log.topics import CATEGORIES, TWO_HOP, UPDATES  # noqa: E402
 
 STOPWORDS = frozenset((ROOT / "hindsight_redis" / "data" / "stopwords.txt").read_text().split())
 SEEDS = (0, 1, 7, 123)
@@ -62,8 +62,8 @@ def test_the_same_seed_gives_the_same_log_and_another_seed_another() -> None:
 
 def test_the_log_does_not_depend_on_string_hashing() -> None:
     code = (
-        "import sys, hashlib; sys.path.insert(0, 'benchmarks');"
-        "from assistant_log_data import generate; log = generate(2, users=4);"
+        "import sys, hashlib; sys.path.insert(0, '.');"
+        "from benchmarks.assistant_log.data import generate; log = generate(2, users=4);"
         "print(hashlib.sha256(repr((log.turns, log.questions)).encode()).hexdigest())"
     )
     digests = {

@@ -2,7 +2,7 @@
 
 ``generate(seed)`` builds, per user, several dated sessions of an assistant
 chat: greetings, acknowledgements, small talk, task chatter and trap lines
-around the facts the user tells (``assistant_log_topics``): plain facts,
+around the facts the user tells (``topics``): plain facts,
 facts that are later replaced (a move, a new employer, a rescheduled
 appointment), preferences that change, restatements, and relatives whose job
 is told in another session. Every question lists the turns that answer it
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
-import assistant_log_chatter as chat
-import assistant_log_words as words
-from assistant_log_personal import (
+from benchmarks.assistant_log import chatter as chat
+from benchmarks.assistant_log import words
+from benchmarks.assistant_log.personal import (
     APPOINTMENT,
     EVENTS,
     PLAIN_TOPICS,
@@ -32,16 +32,26 @@ from assistant_log_personal import (
     RELATIVE_JOB,
     RELATIVE_JOBS,
 )
-from assistant_log_topics import CHANGING, PREVIOUS, TWO_HOP, Topic
+from benchmarks.assistant_log.topics import CHANGING, PREVIOUS, TWO_HOP, Topic
 
 # Slots of chatter and traps filled from the fact word lists (minus the user's own values).
 _POOLS: dict[str, Sequence[str]] = {
-    "friend": words.FIRST_NAMES, "colleague": words.FIRST_NAMES, "city": words.CITIES,
-    "place": words.CITIES, "drink": words.DRINKS, "car": words.CARS,
-    "company": words.COMPANIES, "exercise": words.EXERCISES, "cuisine": words.CUISINES,
-    "tongue": words.LANGUAGES, "diet": words.DIETS, "instrument": words.INSTRUMENTS,
-    **chat.SLOTS, "ingredient2": chat.SLOTS["ingredient"], "chore2": chat.SLOTS["chore"],
-}  # fmt: skip
+    "friend": words.FIRST_NAMES,
+    "colleague": words.FIRST_NAMES,
+    "city": words.CITIES,
+    "place": words.CITIES,
+    "drink": words.DRINKS,
+    "car": words.CARS,
+    "company": words.COMPANIES,
+    "exercise": words.EXERCISES,
+    "cuisine": words.CUISINES,
+    "tongue": words.LANGUAGES,
+    "diet": words.DIETS,
+    "instrument": words.INSTRUMENTS,
+    **chat.SLOTS,
+    "ingredient2": chat.SLOTS["ingredient"],
+    "chore2": chat.SLOTS["chore"],
+}
 _EPOCH = date(2024, 1, 8)
 _LEAD_INS = ("", "", "", "", "Question for you: ", "For the record, ", "Just to confirm, ")
 

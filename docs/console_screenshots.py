@@ -2,9 +2,9 @@
 
 Agents write for a while (a worker indexing, some writes dropped, one contradiction)
 while the console samples its counters, then headless Chromium (Debian's ``chromium``,
-driven by Playwright) takes the pages::
+driven by Playwright) takes the pages, ``docs/console-{overview,search,conflicts}.png``::
 
-    python benchmarks/console_screenshots.py --out docs --seconds 40
+    python docs/console_screenshots.py --out docs --seconds 40
 """
 
 from __future__ import annotations
@@ -13,18 +13,21 @@ import argparse
 import asyncio
 import random
 import shutil
+import sys
 import threading
 import time
 from pathlib import Path
 
 import uvicorn
+from playwright.sync_api import sync_playwright
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: benchmarks
+
+from benchmarks.harness import embedded_redis
 from hindsight_redis import AsyncMemoryClient, Settings, Worker
-from hindsight_redis.access_tokens import create_token
-from hindsight_redis.console import build_app
-from hindsight_redis.server import free_port
-
-from common import embedded_redis
+from hindsight_redis.redis.server import free_port
+from hindsight_redis.service.console import build_app
+from hindsight_redis.service.tokens import create_token
 
 FACTS = [
     "Alice prefers answers in Chinese, with code samples in English",
@@ -82,18 +85,20 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("docs"))
     parser.add_argument("--seconds", type=float, default=40.0)
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
     with embedded_redis() as url:
-        settings = Settings(redis_url=url, namespace="team-a", embedder="local",
-                            contextual_embedder="none")  # fmt: skip
+        settings = Settings(
+            redis_url=url, namespace="team-a", embedder="local", contextual_embedder="none"
+        )
 
         async def token() -> str:
             async with AsyncMemoryClient(settings) as client:
                 made, _ = await create_token(
-                    client.redis, settings.key_prefix, namespace="team-a", agent_id="ops",
+                    client.redis,
+                    settings.key_prefix,
+                    namespace="team-a",
+                    agent_id="ops",
                     scope="admin",
-                )  # fmt: skip
+                )
                 return made
 
         port = free_port()

@@ -1,9 +1,4 @@
-"""Load benchmark: agents writing and searching at once, 2 workers, then an audit.
-
-    python benchmarks/load.py                           # 8 agents, 60 s (benchmarks/README.md)
-    python benchmarks/load.py --agents 8 --seconds 20   # shorter
-    python benchmarks/load.py --think-ms 0              # no pause between an agent's calls
-    python benchmarks/load.py --contextual none         # without the background MiniLM tier
+"""Load: agents writing and searching at once, 2 workers, then an audit of every write.
 
 One embedded Redis (profile ``balanced``, the default) for the run, a fresh
 key prefix and namespace, default settings otherwise (``local`` static
@@ -25,10 +20,11 @@ filters on). Two ``hindsight-redis worker`` processes. The run:
    and near repeats for dedup. Every receipt goes to a per-agent file. The
    parent samples ``client.stats()`` every second;
 4. drain, stop the workers, audit every receipt against what Redis holds
-   (``Audit``), delete the namespace, plot ``benchmarks/load.png`` (needs
+   (``Audit``), delete the namespace, plot ``benchmarks/results/load.png`` (needs
    matplotlib: ``pip install -e ".[bench]"``; skipped without it).
 
-Backpressure refusals are counted apart (``refused``), not as errors.
+Backpressure refusals are counted apart (``refused``), not as errors. The baseline of the
+search figures is the idle phase's, measured in the same run: the ratio is the load's cost.
 """
 
 from __future__ import annotations
@@ -39,9 +35,6 @@ import contextlib
 import multiprocessing as mp
 import os
 import random
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -50,32 +43,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load_agents import Run, agent_main, locomo_questions, read_logs, settings_for
-from load_audit import audit
-from load_report import plot, print_report, timeline
-
+from benchmarks import locomo
+from benchmarks.harness import embedded_redis, start_workers, stop_workers
+from benchmarks.load.agents import Run, agent_main, locomo_questions, read_logs, settings_for
+from benchmarks.load.audit import audit
+from benchmarks.load.report import plot, print_report, timeline
+from benchmarks.measure import percentile
 from hindsight_redis import AsyncMemoryClient, Settings
-from hindsight_redis.admin import delete_namespace
+from hindsight_redis.ops.admin import delete_namespace
 
-from common import embedded_redis, locomo_turns, percentile
-
-# -- the parent: workers, sampling, idle searches ------------------------------------
+SUMMARY = "8 agents writing and searching for 60 s: nothing lost, search under load vs idle"
 
 
-def start_workers(settings: Settings, log_dir: Path, count: int) -> list[subprocess.Popen[bytes]]:
-    """``count`` ``hindsight-redis worker`` processes; their logs go to ``log_dir``."""
-    env = {**os.environ, **settings.to_env()}
-    command = [sys.executable, "-m", "hindsight_redis.cli", "worker"]
-    return [
-        subprocess.Popen(
-            command,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=open(log_dir / f"worker-{n}.log", "w"),
-        )
-        for n in range(count)
-    ]
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--agents", type=int, help="agent processes (default 8; quick 3)")
+    parser.add_argument("--seconds", type=float, help="the load (default 60; quick 10)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes")
+    parser.add_argument(
+        "--think-ms", type=float, default=100.0, help="mean pause between an agent's calls"
+    )
+    parser.add_argument("--seed", type=int, help="LoCoMo turns written first (600; quick 150)")
+    parser.add_argument("--idle-seconds", type=float, help="the idle searches (15; quick 3)")
+    parser.add_argument("--refine-wait-s", type=float, default=120.0)
+    parser.add_argument("--rng-seed", type=int, default=1)
+    parser.add_argument(
+        "--contextual", default=None, help="contextual_embedder (default: the default, MiniLM)"
+    )
+
+
+# -- the parent: sampling, idle searches -------------------------------------------------
 
 
 @dataclass
@@ -139,9 +135,18 @@ async def seed(client: AsyncMemoryClient, texts: list[str]) -> list[dict[str, An
         ]
         for item, r in zip(items, await client.write_many(items), strict=True):
             out.append(
-                {"k": "r", "op": "seed", "id": r.id, "sid": r.stream_id, "dup": r.duplicate,
-                 "status": r.status, "key": None, "src": item["source"], "wait": False}
-            )  # fmt: skip
+                {
+                    "k": "r",
+                    "op": "seed",
+                    "id": r.id,
+                    "sid": r.stream_id,
+                    "dup": r.duplicate,
+                    "status": r.status,
+                    "key": None,
+                    "src": item["source"],
+                    "wait": False,
+                }
+            )
     return out
 
 
@@ -197,7 +202,7 @@ async def prepare(p: Phases, client: AsyncMemoryClient, args: argparse.Namespace
     """Seed, drain, let the refiner finish, then the idle searches."""
     print(f"namespace {p.run.namespace!r}, prefix {p.run.key_prefix!r}; seeding {args.seed} turns")
     p.load_before = os.getloadavg()[0]
-    p.seeded = await seed(client, locomo_turns()[-args.seed :])
+    p.seeded = await seed(client, locomo.texts()[-args.seed :])
     await wait_until(lambda: drained(client), 300, "seed drained")
     await wait_until(lambda: _refined(client), args.refine_wait_s, "seed's contextual vectors")
     print(f"idle searches for {args.idle_seconds:.0f} s")
@@ -247,15 +252,21 @@ async def apply_load(
     await asyncio.sleep(1.5)
 
 
-async def load(args: argparse.Namespace, url: str, tmp: Path) -> str:
+async def load(args: argparse.Namespace, url: str, tmp: Path) -> dict[str, Any]:
     run = Run(
-        url=url, key_prefix=f"load{uuid.uuid4().hex[:8]}", namespace=f"load-{uuid.uuid4().hex[:6]}",
-        agents=args.agents, seconds=args.seconds, think_s=args.think_ms / 1000,
-        seed_turns=args.seed, out_dir=str(tmp), rng_seed=args.rng_seed,
+        url=url,
+        key_prefix=f"load{uuid.uuid4().hex[:8]}",
+        namespace=f"load-{uuid.uuid4().hex[:6]}",
+        agents=args.agents,
+        seconds=args.seconds,
+        think_s=args.think_ms / 1000,
+        seed_turns=args.seed,
+        out_dir=str(tmp),
+        rng_seed=args.rng_seed,
         contextual=args.contextual,
-    )  # fmt: skip
+    )
     p = Phases(run, settings_for(run), locomo_questions())
-    workers = start_workers(p.settings, tmp, args.workers)
+    workers = start_workers(p.settings, args.workers, log_dir=tmp)
     async with AsyncMemoryClient(p.settings) as client:
         sampler = Sampler(client)
         sampler.start()
@@ -273,8 +284,8 @@ async def load(args: argparse.Namespace, url: str, tmp: Path) -> str:
 
 async def finish(
     p: Phases, client: AsyncMemoryClient, args: argparse.Namespace, samples: list[dict[str, float]]
-) -> str:
-    """Audit, report, delete the namespace, plot; returns the RESULT line."""
+) -> dict[str, Any]:
+    """Audit, report, delete the namespace, plot; returns the figures."""
     tmp = Path(p.run.out_dir)
     lines = read_logs(tmp)
     load_ids = {x["id"] for x in lines if x["k"] == "r"}
@@ -288,32 +299,33 @@ async def finish(
     show_errors(lines, tmp)
     rows = [{**r, "t": r["ts"] - p.t0} for r in samples if r["ts"] >= p.t0 - 1]
     points = timeline(rows, [(x["t"], x["ms"]) for x in lines if x["k"] == "s"])
-    result = print_report(
-        args, lines, found, points,
-        idle_ms=p.idle_ms, probe_ms=p.probe_ms, errors=p.errors, load_before=p.load_before,
+    figures = print_report(
+        args,
+        lines,
+        found,
+        points,
+        idle_ms=p.idle_ms,
+        probe_ms=p.probe_ms,
+        errors=p.errors,
+        load_before=p.load_before,
         cpu_s=p.cpu_s,
-    )  # fmt: skip
+    )
     removed = await delete_namespace(client.redis, client.keys)
     left = [k async for k in client.redis.scan_iter(match=f"{p.run.key_prefix}*", count=1000)]
     print(f"cleanup: {removed:,} keys deleted, {len(left)} left under the prefix")
     o = found.outcomes
     plot(
-        points, percentile(p.idle_ms, 50), args.seconds,
+        points,
+        percentile(p.idle_ms, 50),
+        args.seconds,
         f"{args.agents} agents, {args.workers} workers: {len(load_ids):,} writes "
         f"({o['indexed']:,} indexed, {o['merged']:,} merged, {o['dropped']:,} dropped)",
-    )  # fmt: skip
-    return result
+    )
+    return figures
 
 
 async def _refined(client: AsyncMemoryClient) -> bool:
     return bool(((await client.stats())["refine_pending"] or 0) == 0)
-
-
-def stop_workers(procs: list[subprocess.Popen[bytes]]) -> None:
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        proc.wait(timeout=60)
 
 
 def show_errors(lines: list[dict[str, Any]], tmp: Path) -> None:
@@ -329,30 +341,10 @@ def show_errors(lines: list[dict[str, Any]], tmp: Path) -> None:
             print(f"  {path.name}: {len(logged)} log lines, last: {logged[-1][:200]}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--agents", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--workers", type=int, default=2, help="worker processes")
-    parser.add_argument(
-        "--think-ms", type=float, default=100.0, help="mean pause between an agent's calls"
-    )
-    parser.add_argument(
-        "--seed", type=int, default=600, help="LoCoMo turns written before the load"
-    )
-    parser.add_argument("--idle-seconds", type=float, default=15.0)
-    parser.add_argument("--refine-wait-s", type=float, default=120.0)
-    parser.add_argument("--rng-seed", type=int, default=1)
-    parser.add_argument(
-        "--contextual", default=None, help="contextual_embedder (default: the default, MiniLM)"
-    )
-    args = parser.parse_args()
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    args.agents = args.agents or (3 if args.quick else 8)
+    args.seconds = args.seconds or (10.0 if args.quick else 60.0)
+    args.seed = args.seed or (150 if args.quick else 600)
+    args.idle_seconds = args.idle_seconds or (3.0 if args.quick else 15.0)
     with embedded_redis("balanced") as url, tempfile.TemporaryDirectory(prefix="hs-load-") as tmp:
-        result = asyncio.run(load(args, url, Path(tmp)))
-    print(result)
-
-
-if __name__ == "__main__":
-    main()
+        return asyncio.run(load(args, url, Path(tmp)))

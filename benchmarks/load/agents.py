@@ -1,4 +1,4 @@
-"""The agents of benchmarks/load.py: what each writes and searches, and its log.
+"""The agents of the load benchmark: what each writes and searches, and its log.
 
 Each agent is a spawned process with its own client, one call at a time;
 every receipt, search latency and error goes to ``<out_dir>/agent-<n>.jsonl``.
@@ -15,15 +15,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hindsight_redis import AsyncMemoryClient, Settings
-from hindsight_redis.errors import Backpressure
-
-from common import locomo_path, locomo_turns
+from benchmarks import locomo
+from hindsight_redis import AsyncMemoryClient, Backpressure, Settings
 
 CHITCHAT = [
-    "ok thanks", "Thanks!", "sounds good", "👍", "lol", "got it", "sure, will do",
-    "ok", "!!!", "np", "okay, thank you!", "hmm", "yes", "haha", "🙂🙂", "great, thanks",
-]  # fmt: skip
+    "ok thanks",
+    "Thanks!",
+    "sounds good",
+    "👍",
+    "lol",
+    "got it",
+    "sure, will do",
+    "ok",
+    "!!!",
+    "np",
+    "okay, thank you!",
+    "hmm",
+    "yes",
+    "haha",
+    "🙂🙂",
+    "great, thanks",
+]
 SERVICES = ["billing-service", "auth-gateway", "search-api", "ingest-worker", "web-frontend"]
 PEOPLE = ["alice", "bob", "carol", "dmitri", "mei", "priya", "tomas"]
 NEAR = ["Noted again: {}", "{} (noting this again)", "Reminder: {}"]
@@ -55,9 +67,8 @@ def settings_for(run: Run, **extra: Any) -> Settings:
 
 def locomo_facts() -> list[str]:
     """LoCoMo's observations and session-summary sentences: what agents note down."""
-    data = json.loads(locomo_path().read_text())
     facts = []
-    for sample in data:
+    for sample in locomo.load():
         for session in sample["observation"].values():
             facts += [text for items in session.values() for text, *_ in items]
         for summary in sample["session_summary"].values():
@@ -67,8 +78,12 @@ def locomo_facts() -> list[str]:
 
 def locomo_questions() -> list[str]:
     """The LoCoMo dev questions of categories 1-4 (the searches' queries)."""
-    data = json.loads(locomo_path().read_text())
-    return [qa["question"] for s in data for qa in s["qa"] if qa.get("category") in (1, 2, 3, 4)]
+    return [
+        qa["question"]
+        for s in locomo.load()
+        for qa in s["qa"]
+        if qa.get("category") in locomo.CATEGORIES
+    ]
 
 
 # -- the agents -------------------------------------------------------------------
@@ -150,10 +165,17 @@ class Agent:
     def receipts(self, op: str, items: list[dict[str, Any]], receipts: Iterable[Any]) -> None:
         for item, r in zip(items, receipts, strict=True):
             self.record(
-                "r", op=op, id=r.id, sid=r.stream_id, dup=r.duplicate, status=r.status,
-                reason=r.reason, key=item.get("idempotency_key"), src=item.get("source"),
+                "r",
+                op=op,
+                id=r.id,
+                sid=r.stream_id,
+                dup=r.duplicate,
+                status=r.status,
+                reason=r.reason,
+                key=item.get("idempotency_key"),
+                src=item.get("source"),
                 wait=bool(item.get("wait")),
-            )  # fmt: skip
+            )
 
     # operations
 
@@ -241,7 +263,7 @@ class Agent:
 
 def agent_main(run: Run, index: int, ready: Any, go: Any, start: Any) -> None:
     """A spawned agent process: warm up, report ready, wait for the start, loop."""
-    turns = locomo_turns()[: -run.seed_turns]
+    turns = locomo.texts()[: -run.seed_turns]
     mine = turns[index :: run.agents] + locomo_facts()[index :: run.agents]
     random.Random(index).shuffle(mine)
 

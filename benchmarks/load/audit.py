@@ -1,4 +1,4 @@
-"""The audit of benchmarks/load.py: every accepted write against what Redis holds."""
+"""The audit of the load benchmark: every accepted write against what Redis holds."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hindsight_redis import AsyncMemoryClient
-from hindsight_redis.keys import Keys
+from hindsight_redis.core.keys import Keys
 
 
 @dataclass

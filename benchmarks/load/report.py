@@ -1,4 +1,4 @@
-"""The figures of benchmarks/load.py: tables, the timeline, the plot, the RESULT line."""
+"""The figures of the load benchmark: tables, the timeline, the plot, the RESULT line."""
 
 from __future__ import annotations
 
@@ -6,14 +6,10 @@ import argparse
 import itertools
 import os
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any
 
-from load_audit import Audit
-
-from common import percentile
-
-PLOT = Path(__file__).resolve().parent / "load.png"
+from benchmarks.load.audit import Audit
+from benchmarks.measure import p50_p99, percentile, plot_path
 
 
 def timeline(
@@ -71,8 +67,9 @@ def plot(points: list[dict[str, float]], idle_p50: float, seconds: float, title:
         ax.axvline(seconds, color="black", alpha=0.3)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(PLOT, dpi=110)
-    print(f"plot: {PLOT}")
+    path = plot_path("load")
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
 
 
 def _ms(values: list[float]) -> str:
@@ -90,8 +87,8 @@ def print_report(
     errors: Counter[str],
     load_before: float,
     cpu_s: dict[str, float],
-) -> str:
-    """Print the figures; returns the RESULT line."""
+) -> dict[str, Any]:
+    """Print the figures and the RESULT line; returns the figures."""
     receipts = [x for x in lines if x["k"] == "r"]
     searches = [x["ms"] for x in lines if x["k"] == "s"]
     refused = sum(1 for x in lines if x["k"] == "b")
@@ -138,13 +135,36 @@ def print_report(
     print_timeline(points, args.seconds)
     print("\nerrors by type: " + (", ".join(f"{k} {v}" for k, v in errors.most_common()) or "none"))
     print_audit(found)
-    return (
+    print(
         f"RESULT agents={args.agents} seconds={args.seconds:g} accepted={accepted} "
         f"indexed={o['indexed']} merged={o['merged']} dropped={o['dropped']} "
         f"lost={len(found.lost)} duplicated={len(found.duplicated)} "
         f"errors={sum(errors.values())} search_p50_ms={percentile(searches, 50):.1f} "
         f"search_p99_ms={percentile(searches, 99):.1f} lag_p99_ms={percentile(lag_ms, 99):.1f}"
     )
+    during = [p for p in points if 0 <= p["t"] <= args.seconds]
+    idle, agents = p50_p99(idle_ms), p50_p99(searches)
+    return {
+        "client_calls": calls,
+        "accepted": accepted,
+        "duplicates_answered": dups,
+        "refused": refused,
+        "outcomes": dict(o),
+        "dropped_by_reason": dict(found.reasons),
+        "lost": len(found.lost),
+        "duplicated": len(found.duplicated),
+        "dead_lettered": len(found.dead_lettered),
+        "wait_receipts_disagreeing": len(found.wait_mismatch),
+        "twins": found.twins,
+        "errors": dict(errors),
+        "search_idle_ms": idle,
+        "search_probe_under_load_ms": p50_p99(probe_ms),
+        "search_agents_ms": agents,
+        "agents_vs_idle": {k: agents[k] / idle[k] for k in agents if idle[k]},
+        "index_lag_ms": p50_p99(lag_ms),
+        "backlog_max": max((p["backlog"] for p in during), default=0),
+        "cpu_s": cpu,
+    }
 
 
 def print_timeline(points: list[dict[str, float]], seconds: float) -> None:

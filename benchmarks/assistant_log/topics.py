@@ -7,14 +7,14 @@ the questions an agent would ask about it now (``ask``) and before a change
 no content word of a topic's questions appears in its statements (the unit
 test checks every generated question against its turns). ``slots`` are extra
 words fixed per fact (a role, a pet's kind); pure data, no I/O. Plain facts,
-appointments and relatives are in ``assistant_log_personal``.
+appointments and relatives are in ``personal``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assistant_log_words import (
+from benchmarks.assistant_log.words import (
     CARS,
     CITIES,
     COMMUTES,
@@ -57,7 +57,9 @@ class Topic:
 
 
 HOME = Topic(
-    "home", SUPERSEDED, CITIES,
+    "home",
+    SUPERSEDED,
+    CITIES,
     state=(
         "I've been renting a little flat in {v} for about three years now.",
         "We're in {v}, ten minutes from the old harbour, and the summers are lovely.",
@@ -88,10 +90,12 @@ HOME = Topic(
         "Where was the user residing previously?",
         "What town did the user call home before relocating?",
     ),
-)  # fmt: skip
+)
 
 EMPLOYER = Topic(
-    "employer", SUPERSEDED, COMPANIES,
+    "employer",
+    SUPERSEDED,
+    COMPANIES,
     state=(
         "I'm a {role} at {v}, mostly remote, which suits me.",
         "Three years at {v} this month, still doing {role} stuff.",
@@ -120,10 +124,12 @@ EMPLOYER = Topic(
         "What was the user's former employer?",
     ),
     slots={"role": ROLES},
-)  # fmt: skip
+)
 
 MANAGER = Topic(
-    "manager", SUPERSEDED, PEOPLE,
+    "manager",
+    SUPERSEDED,
+    PEOPLE,
     state=(
         "My boss {v} wants the quarterly numbers by Friday.",
         "{v}, who runs our team, approved my holiday request.",
@@ -144,10 +150,12 @@ MANAGER = Topic(
         "Who supervised the user before the reorganisation?",
         "Who was the user's line manager previously?",
     ),
-)  # fmt: skip
+)
 
 CAR = Topic(
-    "car", SUPERSEDED, CARS,
+    "car",
+    SUPERSEDED,
+    CARS,
     state=(
         "We picked up a second-hand {v} so weekend trips are easier.",
         "The {v} needs new tyres before winter.",
@@ -168,10 +176,12 @@ CAR = Topic(
         "What vehicle did the user drive before?",
         "Which car did the user's family have previously?",
     ),
-)  # fmt: skip
+)
 
 PHONE = Topic(
-    "phone", SUPERSEDED, PHONES,
+    "phone",
+    SUPERSEDED,
+    PHONES,
     state=(
         "My {v} battery barely lasts until lunch.",
         "I cracked the screen of my {v} again.",
@@ -192,10 +202,12 @@ PHONE = Topic(
         "What handset did the user carry before?",
         "Which mobile device did the user use previously?",
     ),
-)  # fmt: skip
+)
 
 DRINK = Topic(
-    "drink", PREFERENCE, DRINKS,
+    "drink",
+    PREFERENCE,
+    DRINKS,
     state=(
         "I can't function before my first {v} of the morning.",
         "Honestly my personality is about sixty percent {v}.",
@@ -219,10 +231,12 @@ DRINK = Topic(
         "What beverage did the user start the day with before?",
         "Which drink did the user prefer before the change?",
     ),
-)  # fmt: skip
+)
 
 DIET = Topic(
-    "diet", PREFERENCE, DIETS,
+    "diet",
+    PREFERENCE,
+    DIETS,
     state=(
         "I've been {v} for a couple of years now and feel great.",
         "Cooking {v} for the whole family takes planning, but it's worth it.",
@@ -243,10 +257,12 @@ DIET = Topic(
         "What eating regime did the user follow before?",
         "Which nutrition plan did the user use to stick to?",
     ),
-)  # fmt: skip
+)
 
 EXERCISE = Topic(
-    "exercise", PREFERENCE, EXERCISES,
+    "exercise",
+    PREFERENCE,
+    EXERCISES,
     state=(
         "Doing {v} three times a week is what holds me together.",
         "I never miss my {v} sessions on Tuesday and Thursday evenings.",
@@ -267,10 +283,12 @@ EXERCISE = Topic(
         "Which sport did the user do before?",
         "How did the user keep in shape previously?",
     ),
-)  # fmt: skip
+)
 
 LANGUAGE = Topic(
-    "language", PREFERENCE, LANGUAGES,
+    "language",
+    PREFERENCE,
+    LANGUAGES,
     state=(
         "I practise {v} on the train with flashcards every morning.",
         "My {v} tutor says my pronunciation is getting better.",
@@ -290,10 +308,12 @@ LANGUAGE = Topic(
         "Which language was the user learning before?",
         "What foreign tongue did the user study previously?",
     ),
-)  # fmt: skip
+)
 
 CUISINE = Topic(
-    "cuisine", PREFERENCE, CUISINES,
+    "cuisine",
+    PREFERENCE,
+    CUISINES,
     state=(
         "If I could have one thing forever it would be {v}.",
         "Friday night is {v} night in our flat, no exceptions.",
@@ -314,10 +334,12 @@ CUISINE = Topic(
         "What was the user's favourite dish before?",
         "Which meal did the user crave most previously?",
     ),
-)  # fmt: skip
+)
 
 COMMUTE = Topic(
-    "commute", PREFERENCE, COMMUTES,
+    "commute",
+    PREFERENCE,
+    COMMUTES,
     state=(
         "I get to the office {v}, it takes about twenty minutes.",
         "Going in {v} means I can read on the way.",
@@ -333,7 +355,7 @@ COMMUTE = Topic(
         "What mode of transport brings the user to the job at present?",
     ),
     ask_before=("How did the user travel to their workplace before?",),
-)  # fmt: skip
+)
 
 CHANGING = (HOME, EMPLOYER, MANAGER, CAR, PHONE, DRINK, DIET, EXERCISE, LANGUAGE, CUISINE, COMMUTE)
 """Topics whose value the user later changes (superseded facts and preferences)."""

@@ -1,4 +1,6 @@
-"""The contextual vectors' stored dimensions: the PCA basis, fitted and checked.
+"""Builds the contextual vectors' PCA basis (``--write``), and checks the one shipped.
+
+The basis goes to ``hindsight_redis/providers/minilm/pca_basis.npy``.
 
 The contextual model (MiniLM, 384 dims) spreads most of its vectors' energy
 over far fewer directions. An index may store each contextual vector
@@ -14,7 +16,7 @@ strongest first, so any ``k`` takes the first ``k`` columns) on
 * the 5 LoCoMo dev conversations' first 3 (the recall benchmarks' dev split),
   each turn embedded with its two previous turns as the refiner embeds a
   memory written with ``context``, and
-* the synthetic assistant log of seed 0 (``assistant_log_data.generate(0)``),
+* the synthetic assistant log of seed 0 (``benchmarks.assistant_log.data.generate(0)``),
 * the paragraphs of the docstrings of Python's standard library (its top-level
   modules: technical prose, so the basis is not a chat-only one),
 
@@ -29,31 +31,29 @@ The basis is uncentred (the SVD of the vectors themselves, not of their
 deviations from the mean): cosines between projected vectors stay close to
 the model's, so the contextual relevance floor keeps its meaning.
 
-Run:  python benchmarks/context_projection.py            # check the shipped basis
-      python benchmarks/context_projection.py --write    # refit it and write it
+Run:  python tools/context_projection.py            # check the shipped basis
+      python tools/context_projection.py --write    # refit it and write it
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import json
 import sys
 import sysconfig
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: benchmarks
 
-from assistant_log_data import generate
-from locomo_recall import CONTEXT_TURNS, HELD_OUT, load_turns
-
-from hindsight_redis.neighbours import SessionTails, contextual_text
+from benchmarks import locomo
+from benchmarks.assistant_log.data import generate
+from benchmarks.recall import CONTEXT_TURNS
+from hindsight_redis.core.context import contextual_text
 from hindsight_redis.providers.contextual import MiniLMEmbedder
 from hindsight_redis.providers.projection import BASIS_PATH
-
-from common import locomo_path
+from hindsight_redis.write.session_tails import SessionTails
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hindsight_redis"
 KS = (128, 192, 256, 320)
@@ -74,9 +74,9 @@ def with_context(rows: list[tuple[str, str]]) -> list[str]:
 
 def locomo_texts(held_out: bool) -> list[str]:
     """LoCoMo turns of the dev (0-2) or held-out (3-4) conversations, with context."""
-    data = json.loads(Path(locomo_path()).read_text())
-    chosen = data[HELD_OUT + 1 :] if held_out else data[: HELD_OUT + 1]
-    return with_context([(t[0], t[2]) for t in load_turns(chosen)])
+    data = locomo.load()
+    chosen = data[locomo.HELD_OUT + 1 :] if held_out else data[: locomo.HELD_OUT + 1]
+    return with_context([(t.conversation, t.content) for t in locomo.turns(chosen)])
 
 
 def assistant_texts(seed: int) -> list[str]:
