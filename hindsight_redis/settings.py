@@ -140,7 +140,7 @@ class WorkerSettings(_Group):
         256,
         gt=0,
         description="Entries per worker batch at most (fewer when fewer wait); 2 workers "
-        "drained 20,000 writes ~10% faster than with 128 (benchmarks/README.md).",
+        "drained 20,000 writes ~10% faster than with 128 (docs/decisions.md).",
     )
     worker_block_ms: int = Field(500, ge=0)
     claim_idle_ms: int = Field(30_000, gt=0)

@@ -46,6 +46,6 @@ def contextual_text(content: str, context: str | None) -> str:
 
     Content first: MiniLM drops what passes its window from the end, so a long
     context never pushes the memory's own text out (and on LoCoMo this order
-    found more: benchmarks/README.md, "Context").
+    found more: docs/decisions.md, "Contextual vectors read the two previous turns").
     """
     return f"{content} {context}" if context else content

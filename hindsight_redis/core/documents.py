@@ -68,7 +68,7 @@ HIT_FIELDS = (
 )
 """The fields a search hit carries."""
 SCOPE_FIELDS = ("status", "visibility", "agent_id", "namespace", "script")
-"""The fields a search leg returns: to post-filter its rows (``query.visible``), and
+"""The fields a search leg returns: to post-filter its rows (``index.filters.visible``), and
 the memory's script (cross-language ranking; RediSearch does not return ``lang``,
 its language field): ``han``, or absent for Latin script."""
 HIT_ONLY_FIELDS = tuple(f for f in HIT_FIELDS if f not in SCOPE_FIELDS)

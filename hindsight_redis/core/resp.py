@@ -16,7 +16,7 @@ RESP_PROTOCOL = 2
 
 Replies are read the same way in both (below), but hiredis builds RESP3's
 per-row maps about five times slower than RESP2's flat lists: 57.8 against
-11.9 us for a search leg's reply (``benchmarks/resp_parse.py``). A
+11.9 us for a search leg's reply (docs/decisions.md, "RESP2 on every connection"). A
 ``protocol`` in the Redis URL still wins."""
 
 NEVER_DECODE: dict[str, Any] = {"NEVER_DECODE": True}

@@ -1,7 +1,7 @@
 """The search index schema of a namespace, as data.
 
 Pure module: no I/O. ``index_schema()`` returns a redisvl ``IndexSchema``;
-``index.py`` creates it (adding the per-document language field redisvl
+``index.manager`` creates it (adding the per-document language field redisvl
 cannot express).
 
 One index per namespace, not one index with a namespace tag:

@@ -137,7 +137,7 @@ def memory_tools(
     client: MemoryClient | None = None,
     names: Sequence[str] | None = None,
 ) -> list[BaseTool]:
-    """The memory tools (all of ``tools.TOOLS``, or those ``names``) as LangChain tools.
+    """The memory tools (all of ``service.tools.TOOLS``, or those ``names``) as LangChain tools.
 
     They act as ``settings.agent_id`` (a model's ``agent_id`` argument cannot
     name another writer); ``client`` may be shared, else one is opened on

@@ -8,7 +8,7 @@
   so a search by prefix is a tag filter) and ``partition:lg:users/alice``, so
   memories of different LangGraph namespaces are never merged or flagged
   against each other (``models.partition_of``);
-* a value (a dict) is kept whole beside its memory (``items.py``): ``get`` after
+* a value (a dict) is kept whole beside its memory (``client/items.py``): ``get`` after
   ``put`` reads it back at once, before any worker ran; the memory's text is
   the value's ``content`` field (``content_field``), or the fields ``index``
   names, or the value as JSON; ``index=False`` keeps the item without a memory;

@@ -385,8 +385,8 @@ class NamespaceConsumer:
         or at most ``FOLD_WHILE_BUSY_S`` since the last one. A fold rewrites
         every memory searched or merged into since, and RediSearch re-indexes
         a hash on any write (both vectors): a third to half a second of Redis
-        time per 1,000 memories, taken from ingest (benchmarks/README.md,
-        "Upkeep yields to ingest"). Nothing waits on it: ``get()`` and sweeps
+        time per 1,000 memories, taken from ingest (docs/decisions.md,
+        "The access fold waits while writes keep coming"). Nothing waits on it: ``get()`` and sweeps
         read the pending logs too.
         """
         try:

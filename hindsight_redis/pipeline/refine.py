@@ -9,7 +9,7 @@ whose ``refine`` tag is still ``pending``:
 2. claim each with ``SET NX PX`` (several workers never embed the same
    memory; a claim expires on its own, so a crashed refiner loses nothing);
 3. embed the claimed texts (a memory written with a ``context`` is embedded
-   with it: ``neighbours.contextual_text``, the same text on every reindex);
+   with it: ``core.context.contextual_text``, the same text on every reindex);
 4. store each vector with the ``REFINE`` script, which skips memories deleted
    or changed since, and refuses when a reindex switched the contextual model.
 

@@ -64,7 +64,7 @@ _CHUNK = 256  # streams per XREADGROUP
 # Serving many namespaces: a chunk's read takes at most this many entries (the rest tops
 # up), and namespaces' batches run the common stages together up to this many entries.
 # Not multiples of worker_batch_size: with batches of 256, rounds twice as large drained
-# 200 namespaces ~10% slower (benchmarks/README.md, "Batches of 256").
+# 200 namespaces ~10% slower (docs/decisions.md, "Batches of 256").
 _READ_AHEAD_ENTRIES = 512
 _JOINT_ENTRIES = 256
 _CONCURRENT_COMMITS = 8  # namespaces running their own stages and commit at once

@@ -11,7 +11,7 @@ heads), the output product, ``SkipLayerNormalization`` (residual, bias and
 norm), the feed-forward products around ``BiasGelu``, and another
 ``SkipLayerNormalization``; embeddings and their norm are one
 ``EmbedLayerNormalization``. Quantised, a query is a fifth to a third faster
-(benchmarks/README.md, search speed).
+(docs/decisions.md, "The query graph from fused operators").
 
 Only the weights are taken from the source: the layer structure is BERT's,
 so ``query_graph.build`` checks the result against the source graph before

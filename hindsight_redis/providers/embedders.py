@@ -5,7 +5,7 @@ Three embedders share one protocol:
 - ``HashEmbedder``: feature hashing of words and character n-grams; no model,
   deterministic, for tests.
 - ``LocalEmbedder``: the offline default, a static multilingual model
-  distilled from multilingual-e5-small (``benchmarks/distill_static.py``):
+  distilled from multilingual-e5-small (``tools/distill_static.py``):
   one vector per token, summed and normalised; numpy + ``tokenizers`` only.
 - ``LiteLLMEmbedder``: any provider through ``litellm.aembedding``, batched,
   concurrency-limited and retried with backoff.
@@ -133,7 +133,7 @@ class LocalEmbedder:
 
     ``relevance_floor``: a search hit needs at least this cosine unless
     another leg vouches for it (LoCoMo dev: no recall lost at 0.45; nonsense
-    queries return almost nothing; benchmarks/README.md).
+    queries return almost nothing; docs/decisions.md, "Honest results: relevance floors").
 
     Each token has a precomputed vector (int8 rows with a per-row scale); a
     text's vector is the normalised sum over its tokens. Weights load lazily

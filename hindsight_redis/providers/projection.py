@@ -3,7 +3,7 @@
 MiniLM's 384-dim vectors keep about 95% of their energy in their first 256
 principal directions (on texts the basis was not fitted on), and LoCoMo
 held-out recall moves by at most 0.003 when the index stores them so: 530
-bytes less per memory (benchmarks/README.md, "Memory per memory"). An
+bytes less per memory (docs/decisions.md, "Contextual vectors on 256 of their 384 directions"). An
 index's record names its ``context_projection``: ``""`` stores the model's
 vectors as they are (every index built before projections existed),
 ``"pca<k>"`` stores each one projected on the first ``k`` directions of
@@ -11,7 +11,7 @@ vectors as they are (every index built before projections existed),
 same way before a KNN or a cosine, so only the index record decides, as it
 does for the datatype.
 
-The basis was fitted on MiniLM vectors (``benchmarks/context_projection.py``)
+The basis was fitted on MiniLM vectors (``tools/context_projection.py``)
 and applies to that model only (``BASIS_MODEL``); any other contextual model stores its
 vectors whole. Pure: the basis file is read once per ``k``, nothing else.
 """

@@ -9,7 +9,7 @@ time dispatching them) with dynamically quantised matrix products
 (``quantize_dynamic``: int8 weights per output channel, int8 activations):
 a quarter of the bytes and the CPU's int8 kernels, about 1.8 ms, and a
 vector within cosine 0.995 of the full graph's (measured on LoCoMo
-questions: benchmarks/README.md, search speed). Its activations are
+questions: docs/decisions.md, "An int8 query graph"). Its activations are
 quantised per batch, so it is meant for one text per call, as a search
 embeds its query.
 
@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 _RECIPE = "fused-dynamic-int8-per-channel-first-ffn-out-float-4"
 # Feed-forward output products kept float32, from the first layer on: an early
-# error travels through every later layer (measured: benchmarks/README.md).
+# error travels through every later layer (measured: docs/decisions.md, "An int8 query graph").
 _FLOAT_FEED_FORWARD_LAYERS = 2
 _NUM_HEADS = 12  # all-MiniLM-L6-v2's attention heads
 # Token ids of two sentences ("When did Caroline go to the LGBTQ support group?" and

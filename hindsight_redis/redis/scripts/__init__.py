@@ -5,7 +5,7 @@ docstring is the Lua body. Every key a script touches comes in KEYS and
 shares the namespace hash tag, so the scripts also run on a cluster.
 ``stream``: the write path and the workers; ``memories``: refine, access
 counts, updates; ``lifecycle``: forget, sweeps, purge and import; ``conflicts``:
-conflict review; ``items``: keyed items (``items.py``).
+conflict review; ``items``: keyed items (``client/items.py``).
 """
 
 from hindsight_redis.redis.lua import execute

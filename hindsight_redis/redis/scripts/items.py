@@ -1,4 +1,4 @@
-"""Lua of keyed items (``items.py``): put, delete, and re-point an item at its memory.
+"""Lua of keyed items (``client/items.py``): put, delete, and re-point an item at its memory.
 
 An item's hash, its path's key set and the path counter change together, so
 a path is listed exactly while it holds an item.

@@ -54,7 +54,7 @@ SEARCH_MODULE_ARGS = ["FORK_GC_RUN_INTERVAL", "2", "FORK_GC_CLEAN_THRESHOLD", "1
 # models): over Redis's default of 64 bytes a value turns the hash into a
 # hashtable, some 60 bytes per field more (about 1.5 KB a memory). Up to 1024
 # bytes the hash stays one listpack; a field lookup then scans ~25 fields,
-# which costs nothing measurable (benchmarks/README.md, "Memory per memory").
+# which costs nothing measurable (docs/decisions.md, "Listpack hashes").
 HASH_CONFIG = {"hash-max-listpack-value": "1024"}
 
 
