@@ -4,17 +4,18 @@ Pure module: no I/O. Two memories flagged as contradicting each other
 (``conflicts_with``) stay until someone decides (``conflicts.py``): keep the
 new one, keep the old one, or keep both. Until then a search that asks about
 the present ranks the newer of the two first (``prefer_newer``); a question
-about the past ("what was...", "before", "以前") keeps the legs' order.
+about the past ("what was...", "before", "以前": ``answer_type.asks_about_the_past``)
+keeps the legs' order.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from hindsight_redis.core.models import SearchHit
+from hindsight_redis.language.answer_type import asks_about_the_past
 
 Keep = Literal["new", "old", "both"]
 KEEP_CHOICES: tuple[Keep, ...] = get_args(Keep)
@@ -70,21 +71,6 @@ COSINE_MARGIN = 0.05
 """How far below the older memory's cosine the newer one's may be and still rank first."""
 BM25_SHARE = 0.9
 """The share of the older memory's BM25 the newer one needs to rank first."""
-
-# A question about the past, about a change, or about both versions: the
-# contradiction is the answer, not a stale copy of it.
-_PAST = re.compile(
-    r"\b(?:was|were|did|had|used to|before|previous(?:ly)?|former(?:ly)?|original(?:ly)?|"
-    r"earlier|at first|initially|ago|last (?:time|week|month|year)|"
-    r"change[sd]?|history|ever|both)\b",
-    re.IGNORECASE,
-)
-_PAST_ZH = re.compile(r"以前|之前|原来|曾经|当初|过去|上次|起初|本来|改成|变化|历史")
-
-
-def asks_about_the_past(query: str) -> bool:
-    """Whether a question is about how things were (or changed), not how they are now."""
-    return bool(_PAST.search(query) or _PAST_ZH.search(query))
 
 
 def _in_conflict(a: SearchHit, b: SearchHit) -> bool:

@@ -5,11 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from hindsight_redis.core.models import SearchHit
-from hindsight_redis.lifecycle.review import (
-    asks_about_the_past,
-    prefer_newer,
-    resolution_from_fields,
-)
+from hindsight_redis.language.answer_type import asks_about_the_past
+from hindsight_redis.lifecycle.review import prefer_newer, resolution_from_fields
 from hindsight_redis.service.tools import TOOLS
 from hindsight_redis.settings import Settings
 
