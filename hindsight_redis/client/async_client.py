@@ -44,8 +44,8 @@ from hindsight_redis.lifecycle.forgetting import archive_memory
 from hindsight_redis.redis import scripts
 from hindsight_redis.redis.connection import open_redis, require_search, resolve
 from hindsight_redis.redis.server.profiles import get_profile
-from hindsight_redis.search.budget import check_max_tokens, within_budget
 from hindsight_redis.search.query import search_filters
+from hindsight_redis.search.rerank.budget import check_max_tokens
 from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
 from hindsight_redis.write.writer import StreamWriter
@@ -316,8 +316,9 @@ class AsyncMemoryClient(PoolOperations):
         for attempt in (1, 2):
             searcher = self._searcher or await self._open_searcher()
             try:
-                hits = await searcher.search(query, top_k=top_k, mode=mode, filters=filters)
-                return hits if budget is None else within_budget(hits, budget)
+                return await searcher.search(
+                    query, top_k=top_k, mode=mode, filters=filters, max_tokens=budget
+                )
             except EmbeddingMismatch:
                 # A reindex moved the index under this client: open it again once.
                 # If this client's embedder is not the new one, opening says so.

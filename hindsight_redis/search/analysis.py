@@ -11,6 +11,10 @@ The keyword terms of a Chinese query need the server's segmentation of its
 Han runs (``FT.EXPLAINCLI``, one round trip): the analysis names the runs to
 segment (``runs_to_segment``) and gives the terms once they are segmented
 (``terms``).
+
+``TimeQuery`` is the analysis's time signals weighed by ``SearchSettings``:
+what the plan (the candidates of the range named, the pool fusion keeps) and
+the time re-rankers (boost, lead-in) read.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from hindsight_redis.core.text import han_runs
 from hindsight_redis.language.answer_type import asks_about_the_past, asks_time
 from hindsight_redis.language.when import TimeRange, time_range
 from hindsight_redis.search.query import joined_terms, word_terms
+from hindsight_redis.settings import SearchSettings
 
 SEGMENTED_RUNS = 64
 """Han runs of a query segmented by the server; later runs are used whole (a query
@@ -76,3 +81,36 @@ class QueryAnalysis:
         """The keyword terms: the words, then each Han run's words as ``segmented``
         maps them (a run not in it, whole); each once, at most 64."""
         return joined_terms(self.words, self.han_runs, segmented)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeQuery:
+    """What a query says about time, weighed: the range it names and whether it asks
+    for a time (each None/False when its weight is 0), and what each signal adds to a
+    hit's fused score (``slack_s``: how far outside the range a hit still counts)."""
+
+    window: TimeRange | None
+    asks: bool
+    weight: float
+    slack_s: float
+    answer_weight: float
+
+    @classmethod
+    def of(cls, analysis: QueryAnalysis, settings: SearchSettings) -> TimeQuery:
+        """The time signals of ``analysis`` under ``settings`` (``search_date_*``,
+        ``search_time_answer_weight``)."""
+        weight, answer_weight = settings.search_date_weight, settings.search_time_answer_weight
+        return cls(
+            window=analysis.time_range if weight > 0 else None,
+            asks=answer_weight > 0 and analysis.asks_time,
+            weight=weight,
+            slack_s=settings.search_date_slack_days * 86_400.0,
+            answer_weight=answer_weight,
+        )
+
+    @property
+    def active(self) -> bool:
+        """Whether the time boost can change the order."""
+        return (self.window is not None and self.weight > 0) or (
+            self.asks and self.answer_weight > 0
+        )

@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hindsight_redis.search.analysis import SEGMENTED_RUNS, QueryAnalysis
+from hindsight_redis.search.analysis import SEGMENTED_RUNS, QueryAnalysis, TimeQuery
 from hindsight_redis.search.query import keyword_terms
+from hindsight_redis.settings import SearchSettings
 
 NOW = datetime(2024, 3, 14, 15, 0, tzinfo=UTC).timestamp()  # a Thursday
 
@@ -92,3 +93,16 @@ def test_a_when_question() -> None:
 )
 def test_a_question_about_the_past(query: str, past: bool) -> None:
     assert QueryAnalysis.of(query, NOW).about_the_past is past
+
+
+def test_the_time_signals_follow_the_settings() -> None:
+    found = QueryAnalysis.of("When did Bob make pottery in May 2023?", NOW)
+    on = TimeQuery.of(found, SearchSettings(search_date_slack_days=2))
+    assert on.window == found.time_range and on.asks and on.active
+    assert on.slack_s == 2 * 86_400.0 and (on.weight, on.answer_weight) == (0.2, 0.1)
+    off = TimeQuery.of(found, SearchSettings(search_date_weight=0, search_time_answer_weight=0))
+    assert off.window is None and not off.asks and not off.active
+    dates_only = TimeQuery.of(found, SearchSettings(search_time_answer_weight=0))
+    assert dates_only.window is not None and not dates_only.asks and dates_only.active
+    plain = TimeQuery.of(QueryAnalysis.of("What does Melanie make?", NOW), SearchSettings())
+    assert not plain.active
