@@ -48,7 +48,6 @@ from hindsight_redis.lifecycle.forgetting import archive_memory
 from hindsight_redis.redis import scripts
 from hindsight_redis.redis.connection import open_redis, require_search, resolve
 from hindsight_redis.redis.server.profiles import get_profile
-from hindsight_redis.search.budget import within_budget
 from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
 from hindsight_redis.write.session_tails import SessionTails, context_depth
@@ -261,11 +260,7 @@ class AsyncMemoryClient:
         for attempt in (1, 2):
             searcher = self._searcher or await self._open_searcher()
             try:
-                hits = await searcher.search(
-                    request.query, top_k=request.top_k, mode=request.mode, filters=request.filters
-                )
-                budget = request.max_tokens
-                return hits if budget is None else within_budget(hits, budget)
+                return await searcher.run(request)
             except EmbeddingMismatch:
                 # A reindex moved the index under this client: open it again once.
                 # If this client's embedder is not the new one, opening says so.

@@ -1,4 +1,4 @@
-"""Questions that ask for a time, and memories that tell one.
+"""What a question asks: a time (and the memories that tell one), or how things were.
 
 Pure module: no I/O. "When did Caroline go to the support group?" is
 answered by a memory that says when ("I went to a support group
@@ -9,8 +9,12 @@ keyword leg nor the vectors know that a question wants one. ``asks_time``
 tells the questions (English, Chinese, German, French, Spanish: the
 languages of ``when``), ``tells_time`` the memories: a date, a weekday, a
 part of the day, a relative time ("last Fri", "this past weekend", "two
-weeks ago") or a span ("for 4 years", "since May"). ``time_boost`` adds a
-small weight to such memories among the candidates of such questions.
+weeks ago") or a span ("for 4 years", "since May"). The search's time boost
+adds a small weight to such memories among the candidates of such questions.
+
+``asks_about_the_past`` tells a question about how things were, or changed
+("what was...", "before", "以前"): for it, the older of two contradicting
+memories is as much an answer as the newer (the search's newer-first rule).
 """
 
 from __future__ import annotations
@@ -88,3 +92,19 @@ def tells_time(text: str) -> bool:
     regex search over a memory costs about 20 us; a cache hit, a dict lookup).
     """
     return bool(_TIME.search(text) or _HAN_TIME.search(text))
+
+
+# A question about the past, about a change, or about both versions: the
+# contradiction is the answer, not a stale copy of it.
+_PAST = re.compile(
+    r"\b(?:was|were|did|had|used to|before|previous(?:ly)?|former(?:ly)?|original(?:ly)?|"
+    r"earlier|at first|initially|ago|last (?:time|week|month|year)|"
+    r"change[sd]?|history|ever|both)\b",
+    re.IGNORECASE,
+)
+_PAST_ZH = re.compile(r"以前|之前|原来|曾经|当初|过去|上次|起初|本来|改成|变化|历史")
+
+
+def asks_about_the_past(query: str) -> bool:
+    """Whether a question is about how things were (or changed), not how they are now."""
+    return bool(_PAST.search(query) or _PAST_ZH.search(query))

@@ -1,20 +1,17 @@
-"""Conflict review, the pure part: resolutions as data, and the newer-first rule of search.
+"""Conflict review, the pure part: resolutions as data.
 
 Pure module: no I/O. Two memories flagged as contradicting each other
 (``conflicts_with``) stay until someone decides (``conflicts.py``): keep the
 new one, keep the old one, or keep both. Until then a search that asks about
-the present ranks the newer of the two first (``prefer_newer``); a question
-about the past ("what was...", "before", "以前") keeps the legs' order.
+the present ranks the newer of the two first (the search's newer-first
+re-ranker, ``search.rerank.newer_first``).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
-
-from hindsight_redis.core.models import SearchHit
 
 Keep = Literal["new", "old", "both"]
 KEEP_CHOICES: tuple[Keep, ...] = get_args(Keep)
@@ -62,77 +59,6 @@ def resolution_from_fields(log_id: str, fields: Mapping[str, str]) -> ConflictRe
         action="undo" if action == "undo" else "resolve",
         log_id=log_id,
     )
-
-
-# -- the newer-first rule ----------------------------------------------------------
-
-COSINE_MARGIN = 0.05
-"""How far below the older memory's cosine the newer one's may be and still rank first."""
-BM25_SHARE = 0.9
-"""The share of the older memory's BM25 the newer one needs to rank first."""
-
-# A question about the past, about a change, or about both versions: the
-# contradiction is the answer, not a stale copy of it.
-_PAST = re.compile(
-    r"\b(?:was|were|did|had|used to|before|previous(?:ly)?|former(?:ly)?|original(?:ly)?|"
-    r"earlier|at first|initially|ago|last (?:time|week|month|year)|"
-    r"change[sd]?|history|ever|both)\b",
-    re.IGNORECASE,
-)
-_PAST_ZH = re.compile(r"以前|之前|原来|曾经|当初|过去|上次|起初|本来|改成|变化|历史")
-
-
-def asks_about_the_past(query: str) -> bool:
-    """Whether a question is about how things were (or changed), not how they are now."""
-    return bool(_PAST.search(query) or _PAST_ZH.search(query))
-
-
-def _in_conflict(a: SearchHit, b: SearchHit) -> bool:
-    return b.id in a.conflicts_with or a.id in b.conflicts_with
-
-
-def comparable(newer: SearchHit, older: SearchHit) -> bool:
-    """Whether ``newer`` answers the question about as well as ``older``, leg by leg.
-
-    The raw scores, not ``fused`` (min-max scaling over a few candidates turns
-    a cosine 0.003 lower into a whole weight lower): each cosine at most
-    ``COSINE_MARGIN`` below, BM25 at least ``BM25_SHARE`` of the older's.
-    """
-    for new, old in ((newer.vector, older.vector), (newer.contextual, older.contextual)):
-        if new is not None and old is not None and new < old - COSINE_MARGIN:
-            return False
-    return not older.bm25 or (newer.bm25 or 0.0) >= BM25_SHARE * older.bm25
-
-
-def prefer_newer(hits: Sequence[SearchHit], query: str) -> list[SearchHit]:
-    """``hits`` with the newer of each unresolved conflicting pair ranked above the older.
-
-    Only when the newer is ``comparable`` (a query that names the old fact, or
-    is its very text, keeps it first), and not for a question about the past.
-    Only the order within the hits changes: the same memories come back, so
-    recall at k is untouched.
-    """
-    ordered = list(hits)
-    if len(ordered) < 2 or not any(h.conflicts_with for h in ordered):
-        return ordered
-    if asks_about_the_past(query):
-        return ordered
-    i = 0
-    while i < len(ordered):
-        hit = ordered[i]
-        newer = [
-            j
-            for j in range(i + 1, len(ordered))
-            if _in_conflict(hit, ordered[j])
-            and ordered[j].created_at > hit.created_at
-            and comparable(ordered[j], hit)
-        ]
-        if newer:  # the newest partner takes this place; it is checked in turn
-            j = max(newer, key=lambda n: ordered[n].created_at)
-            ordered.insert(i, ordered.pop(j))
-            continue
-        i += 1
-    return ordered
 
 
 def resolution_summary(resolution: Mapping[str, Any] | None) -> str:

@@ -73,6 +73,11 @@ def keyword_terms(text: str, segmented: Mapping[str, Sequence[str]] | None = Non
     ``"err conn reset"``). ``segmented`` maps a Han run to its words; runs
     not in it are used whole.
     """
+    return joined_terms(word_terms(text), han_runs(text), segmented)
+
+
+def word_terms(text: str) -> list[str]:
+    """The terms of ``text`` outside its Han runs (``keyword_terms``), in order, repeats kept."""
     stop = stopword_set()
     terms: list[str] = []
     for match in _WORD.finditer(text.lower()):
@@ -88,9 +93,20 @@ def keyword_terms(text: str, segmented: Mapping[str, Sequence[str]] | None = Non
         fine = [p for p in _PART.findall(word) if p != "_"]
         if len(fine) > 1 and fine != pieces:
             terms.append(_quote_phrase(fine))
-    for run in han_runs(text):
-        words = list(segmented.get(run, ())) if segmented else []
-        terms.extend(words or [run])
+    return terms
+
+
+def joined_terms(
+    words: Iterable[str],
+    runs: Iterable[str],
+    segmented: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
+    """``words`` then the words of each Han run (``segmented``, else the run whole),
+    each once, at most ``_MAX_TERMS``."""
+    terms = list(words)
+    for run in runs:
+        found = list(segmented.get(run, ())) if segmented else []
+        terms.extend(found or [run])
     return list(dict.fromkeys(terms))[:_MAX_TERMS]
 
 

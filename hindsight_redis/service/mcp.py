@@ -123,7 +123,7 @@ class ToolClients:
 def build_server(
     settings: Settings, *, host: str = "127.0.0.1", port: int = 8765
 ) -> tuple[FastMCP, ToolClients]:
-    """An MCP server exposing the memory tools (``service.tools.TOOLS``), and the clients they use."""
+    """An MCP server with the memory tools (``service.tools.TOOLS``), and the clients they use."""
     memory = ToolClients(settings)
     server = FastMCP("hindsight-redis", instructions=INSTRUCTIONS, host=host, port=port)
     for spec in TOOLS:

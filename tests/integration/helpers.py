@@ -173,7 +173,7 @@ class IndexEnv:
     @property
     def searcher(self) -> Searcher:
         """A searcher on this index, with the hash embedder."""
-        return Searcher(self.redis, self.keys, self.settings, self.embedder, self.info)
+        return Searcher(self.redis, self.keys, self.settings.search, self.embedder, self.info)
 
     async def search(self, query: str, **kwargs: Any) -> list[str]:
         """Ids of the hits of ``Searcher.search`` (its hit counts sent before it returns)."""

@@ -211,7 +211,7 @@ async def check_hash_layout(client: aioredis.Redis, report: DoctorReport) -> Non
     if value < wanted:
         report.facts[name] = (
             f"{value}: memory hashes are hashtables, ~1.3 KB more per memory; "
-            f"set {name} {wanted} (docs/decisions.md, "Listpack hashes")"
+            f"set {name} {wanted} (docs/decisions.md, 'Listpack hashes')"
         )
 
 

@@ -114,7 +114,7 @@ async def test_reindex_swaps_alias_and_search_keeps_working(
     async def keep_searching() -> None:
         while not stop.is_set():
             try:
-                hits = await Searcher(redis, keys, settings, old_embedder, old).search(
+                hits = await Searcher(redis, keys, settings.search, old_embedder, old).search(
                     "falcon milestone 7", record_access=False
                 )
             except EmbeddingMismatch:
@@ -132,7 +132,9 @@ async def test_reindex_swaps_alias_and_search_keeps_working(
     with pytest.raises(EmbeddingMismatch):
         await index.ensure(old_embedder)
     assert await index.ensure(new_embedder) == new
-    hits = await Searcher(redis, keys, settings, new_embedder, new).search("falcon milestone 7")
+    hits = await Searcher(redis, keys, settings.search, new_embedder, new).search(
+        "falcon milestone 7"
+    )
     assert hits[0].id == "m7"
     names = [n.decode() for n in await redis.execute_command("FT._LIST")]
     assert new.name in names and old.name not in names

@@ -241,9 +241,9 @@ async def test_empty_query_rejected(env: Env) -> None:
 
 async def test_other_embedder_is_refused(env: Env) -> None:
     with pytest.raises(EmbeddingMismatch, match="reindex"):
-        await Searcher(env.redis, env.keys, env.settings, HashEmbedder(dims=64), env.info).search(
-            "x"
-        )
+        await Searcher(
+            env.redis, env.keys, env.settings.search, HashEmbedder(dims=64), env.info
+        ).search("x")
 
 
 async def test_access_counts_are_flushed_into_memories(env: Env) -> None:

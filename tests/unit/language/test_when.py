@@ -9,17 +9,23 @@ import pytest
 from hindsight_redis.core.models import SearchHit
 from hindsight_redis.language.answer_type import asks_time, tells_time
 from hindsight_redis.language.when import parse_timestamp, time_range, time_ranges
-from hindsight_redis.search.time_boost import (
-    ANSWER_WEIGHT,
-    WEIGHT,
-    boost,
-    configured,
-    pool_size,
-    time_query,
-)
-from hindsight_redis.settings import Settings
+from hindsight_redis.search.analysis import QueryAnalysis, TimeQuery
+from hindsight_redis.search.rerank.time_boost import boost, pool_size
+from hindsight_redis.settings import SearchSettings, Settings
 
 NOW = datetime(2024, 3, 14, 15, 0, tzinfo=UTC).timestamp()  # a Thursday
+WEIGHT = SearchSettings().search_date_weight
+ANSWER_WEIGHT = SearchSettings().search_time_answer_weight
+
+
+def time_query(query: str, now: float) -> TimeQuery:
+    """The time signals of ``query`` under the default settings."""
+    return TimeQuery.of(QueryAnalysis.of(query, now), SearchSettings())
+
+
+def configured(query: str, now: float, settings: Settings) -> TimeQuery:
+    """The time signals of ``query`` under ``settings``."""
+    return TimeQuery.of(QueryAnalysis.of(query, now), settings.search)
 
 
 def _days(query: str, now: float = NOW) -> tuple[str, str] | None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 
 from hindsight_redis.core.models import SearchHit
-from hindsight_redis.lifecycle.review import (
-    asks_about_the_past,
-    prefer_newer,
-    resolution_from_fields,
-)
+from hindsight_redis.language.answer_type import asks_about_the_past
+from hindsight_redis.lifecycle.review import resolution_from_fields
+from hindsight_redis.search.rerank import newer_first
 from hindsight_redis.service.tools import TOOLS
 from hindsight_redis.settings import Settings
+
+
+def prefer_newer(hits: list[SearchHit], query: str) -> list[SearchHit]:
+    """The newer-first rule for the question ``query``."""
+    return newer_first.prefer_newer(hits, about_the_past=asks_about_the_past(query))
 
 
 def _hit(memory_id: str, created_at: float, *conflicts: str) -> SearchHit:

@@ -1,35 +1,30 @@
-"""The candidates a query about time needs that its legs do not find.
+"""The turns that said when: after the best hit of a question asking for a time.
 
-``time_boost`` re-ranks the candidates; this adds two kinds of them (the
-searcher calls both). A query naming a range ("What did Joanna achieve in
-January 2022?") also runs its legs on the memories that happened in it
-(``with_window``): the unfiltered legs rank by words, and "I finally finished
-my screenplay" shares none with the question. A query asking for a time gets,
-right after its best hit, the memories written just before it in its session
-at the same ``occurred_at`` that tell a time (``lead_in``): a conversation
-tells when before it tells what ("something not so great happened
-yesterday..." then "a car ran a red light and hit us"), and the best hit is
-the turn with the details, the query's words. Measured on LoCoMo
-(benchmarks/README.md, "Questions that ask for a time").
+A conversation tells when before it tells what ("something not so great
+happened yesterday..." then "a car ran a red light and hit us"), and the best
+hit of "when did the car hit them?" is the turn with the details, the query's
+words. So a query asking for a time gets, right after its best hit, the
+memories written just before it in its session at the same ``occurred_at``
+that tell a time. Measured on LoCoMo (benchmarks/README.md, "Questions that
+ask for a time"). One read of Redis, only for such queries.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from redis.asyncio import Redis
 
 from hindsight_redis.core.documents import HIT_ONLY_FIELDS, SCOPE_FIELDS, hit_from_fields
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.models import SearchFilters, SearchHit
-from hindsight_redis.core.resp import NEVER_DECODE, SearchRow, as_text, search_rows
+from hindsight_redis.core.resp import NEVER_DECODE, as_text, search_rows
 from hindsight_redis.index.filters import build_filter, visible
 from hindsight_redis.language.answer_type import tells_time
+from hindsight_redis.search.analysis import TimeQuery
 from hindsight_redis.search.query import newest_command
-from hindsight_redis.search.time_boost import TimeQuery, candidate_window
+from hindsight_redis.search.rerank.base import RerankContext
 
 LEAD_IN = 2
 """How many memories written just before the best hit of a query asking for a time
@@ -37,33 +32,6 @@ are read (those telling a time follow the hit; 0: off). Chosen on LoCoMo dev: 1 
 UNDATED_WINDOW_S = 600.0
 """For a best hit without ``occurred_at``: only memories written in the 10 minutes before it."""
 _ROW_FIELDS = (*SCOPE_FIELDS, *HIT_ONLY_FIELDS)  # what the legs return
-_LEGS = ("vector", "keyword", "contextual")
-L = TypeVar("L")
-
-
-async def with_window(
-    legs: Awaitable[L],
-    query: TimeQuery,
-    filters: SearchFilters,
-    keys: Keys,
-    fetch: Callable[[str], Awaitable[L]],
-) -> L:
-    """The searcher's rows per leg (``legs``, awaited) and the rows of the same legs
-    over the memories that happened in the query's range (``fetch``: the legs on a
-    filter expression, run at the same time), each memory once; ``legs`` alone
-    without a range."""
-    window = candidate_window(query, filters)
-    if window is None:
-        return await legs
-    scope = dataclasses.replace(filters, occurred_since=window[0], occurred_until=window[1])
-    rows, more = await asyncio.gather(legs, fetch(build_filter(keys.namespace, scope)))
-    joined = {name: _union(getattr(rows, name), getattr(more, name)) for name in _LEGS}
-    return dataclasses.replace(rows, **joined)  # type: ignore[type-var]
-
-
-def _union(first: Sequence[SearchRow], second: Sequence[SearchRow]) -> list[SearchRow]:
-    seen = {row.key for row in first}
-    return [*first, *(row for row in second if row.key not in seen)]
 
 
 async def lead_in(
@@ -106,3 +74,17 @@ async def lead_in(
         return hits
     moved = {h.id for h in lead}
     return [best, *lead, *(h for h in hits[1:] if h.id not in moved)][: len(hits)]
+
+
+class LeadIn:
+    """The re-ranker of ``lead_in`` on one index (``index``: its alias)."""
+
+    def __init__(self, redis: Redis, keys: Keys, index: str) -> None:
+        """Read the memories of ``keys``' namespace through ``redis`` and ``index``."""
+        self.redis = redis
+        self.keys = keys
+        self.index = index
+
+    async def rerank(self, hits: list[SearchHit], context: RerankContext) -> list[SearchHit]:
+        """``lead_in`` of ``hits`` for the time signals and filters of ``context``."""
+        return await lead_in(self.redis, self.keys, self.index, hits, context.time, context.filters)

@@ -1,0 +1,196 @@
+"""The re-rankers of a search (``search.rerank``), each alone, on hand-made hits."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from hindsight_redis.core.checks import check_max_tokens
+from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.models import SearchFilters, SearchHit
+from hindsight_redis.errors import InvalidQuery
+from hindsight_redis.language.tokens import count_tokens
+from hindsight_redis.search.analysis import QueryAnalysis, TimeQuery
+from hindsight_redis.search.rerank.base import RerankContext
+from hindsight_redis.search.rerank.budget import TokenBudget
+from hindsight_redis.search.rerank.lead_in import LeadIn
+from hindsight_redis.search.rerank.newer_first import NewerFirst
+from hindsight_redis.search.rerank.time_boost import POOL, TimeBoost, pool_size
+from hindsight_redis.settings import SearchSettings
+
+NOW = datetime(2024, 3, 14, 15, 0, tzinfo=UTC).timestamp()
+MAY = datetime(2023, 5, 20, tzinfo=UTC).timestamp()
+DAY = 86_400.0
+DEFAULTS = SearchSettings()
+
+
+def hit(
+    memory_id: str,
+    fused: float = 0.5,
+    *,
+    content: str = "",
+    occurred_at: float | None = None,
+    created_at: float = 1.0,
+    conflicts: tuple[str, ...] = (),
+    **scores: Any,
+) -> SearchHit:
+    return SearchHit(
+        id=memory_id,
+        content=content or memory_id,
+        source="",
+        agent_id="",
+        session_id="",
+        task_type="",
+        tags=(),
+        created_at=created_at,
+        fused=fused,
+        occurred_at=occurred_at,
+        conflicts_with=conflicts,
+        **scores,
+    )
+
+
+def context(
+    query: str,
+    *,
+    top_k: int = 3,
+    max_tokens: int | None = None,
+    settings: SearchSettings = DEFAULTS,
+) -> RerankContext:
+    analysis = QueryAnalysis.of(query, NOW)
+    time = TimeQuery.of(analysis, settings)
+    return RerankContext(analysis, time, top_k, SearchFilters(), max_tokens)
+
+
+def ids(hits: list[SearchHit]) -> list[str]:
+    return [h.id for h in hits]
+
+
+# -- time boost ------------------------------------------------------------------------
+
+
+async def test_the_time_boost_lifts_the_hits_of_the_range_named_and_cuts_to_top_k() -> None:
+    hits = [
+        hit("best", 0.9),
+        hit("june", 0.85, occurred_at=MAY + 40 * DAY),  # past the slack after May
+        hit("may", 0.8, occurred_at=MAY),
+        hit("early_june", 0.1, occurred_at=MAY + 5 * DAY),  # within the slack
+    ]
+    ranked = await TimeBoost().rerank(hits, context("What did Alice do in May 2023?"))
+    assert ids(ranked) == ["may", "best", "june"]
+    assert ranked[0].fused == pytest.approx(0.8 + DEFAULTS.search_date_weight)
+    assert ranked[1] is hits[0]  # no gain: the same hit
+    wider = await TimeBoost().rerank(hits, context("What did Alice do in May 2023?", top_k=4))
+    assert wider[-1].id == "early_june"
+    assert wider[-1].fused == pytest.approx(0.1 + DEFAULTS.search_date_weight)
+
+
+async def test_the_time_boost_lifts_hits_telling_a_time_for_a_when_question() -> None:
+    hits = [
+        hit("a", 0.9, content="Melanie loves pottery and painting"),
+        hit("b", 0.85, content="Last Fri I finally took my kids to a pottery workshop"),
+        hit("c", 0.5, content="pottery is calming"),
+    ]
+    when = context("When did Melanie go to the pottery workshop?", top_k=2)
+    ranked = await TimeBoost().rerank(hits, when)
+    assert ids(ranked) == ["b", "a"]
+    assert ranked[0].fused == pytest.approx(0.85 + DEFAULTS.search_time_answer_weight)
+
+
+async def test_without_a_time_signal_the_time_boost_only_cuts() -> None:
+    hits = [hit("a", 0.9, occurred_at=MAY), hit("b", 0.8), hit("c", 0.7)]
+    assert await TimeBoost().rerank(hits, context("What does Melanie make?", top_k=2)) == hits[:2]
+    off = SearchSettings(search_date_weight=0, search_time_answer_weight=0)
+    dated = context("When did Alice move in May 2023?", top_k=2, settings=off)
+    assert await TimeBoost().rerank(hits, dated) == hits[:2]
+
+
+async def test_equal_boosted_scores_keep_the_fused_order() -> None:
+    hits = [hit("a", 0.5, occurred_at=MAY), hit("b", 0.5, occurred_at=MAY), hit("c", 0.6)]
+    ranked = await TimeBoost().rerank(hits, context("What happened in May 2023?"))
+    assert ids(ranked) == ["a", "b", "c"]
+
+
+def test_fusion_keeps_a_pool_for_the_time_boost_only_when_it_can_change_the_order() -> None:
+    dated = context("What did Alice do in May 2023?").time
+    plain = context("What did Alice do?").time
+    assert pool_size(2, dated, depth=100) == POOL * 2
+    assert pool_size(2, dated, depth=5) == 5  # no deeper than the legs
+    assert pool_size(10, dated, depth=5) == 10  # never fewer than asked for
+    assert pool_size(2, plain, depth=100) == 2
+
+
+# -- newer first -----------------------------------------------------------------------
+
+
+async def test_newer_first_ranks_the_newer_of_a_conflicting_pair_first() -> None:
+    hits = [
+        hit("old", created_at=1.0, conflicts=("new",)),
+        hit("x", created_at=5.0),
+        hit("new", created_at=2.0, conflicts=("old",)),
+    ]
+    ranked = await NewerFirst().rerank(hits, context("what is the deploy window?"))
+    assert ids(ranked) == ["new", "old", "x"]
+
+
+async def test_newer_first_keeps_the_order_for_a_question_about_the_past() -> None:
+    hits = [
+        hit("old", created_at=1.0, conflicts=("new",)),
+        hit("new", created_at=2.0, conflicts=("old",)),
+    ]
+    for past in ("what was the deploy window before?", "部署窗口以前是什么"):
+        assert await NewerFirst().rerank(hits, context(past)) == hits
+
+
+async def test_newer_first_keeps_a_far_better_older_memory_first() -> None:
+    old = hit("old", created_at=1.0, conflicts=("new",), vector=1.0, bm25=9.0)
+    worse = hit("new", created_at=2.0, conflicts=("old",), vector=0.8, bm25=9.0)
+    close = hit("new", created_at=2.0, conflicts=("old",), vector=0.98, bm25=8.5)
+    now = context("what is the deploy window?")
+    assert ids(await NewerFirst().rerank([old, worse], now)) == ["old", "new"]
+    assert ids(await NewerFirst().rerank([old, close], now)) == ["new", "old"]
+
+
+# -- token budget ----------------------------------------------------------------------
+
+
+async def test_the_token_budget_keeps_a_prefix_of_the_ranking() -> None:
+    texts = ["green tea every morning", "espresso after lunch", "a long " * 40 + "story"]
+    hits = [hit(f"h{n}", content=t) for n, t in enumerate(texts)]
+    two = count_tokens(texts[0]) + count_tokens(texts[1])
+    assert ids(await TokenBudget().rerank(hits, context("tea", max_tokens=two))) == ["h0", "h1"]
+    assert ids(await TokenBudget().rerank(hits, context("tea", max_tokens=two - 1))) == ["h0"]
+    assert await TokenBudget().rerank(hits, context("tea", max_tokens=1)) == []
+    assert await TokenBudget().rerank(hits, context("tea")) == hits  # no budget: all
+
+
+@pytest.mark.parametrize("bad", [0, -3, True, 2.5, "10"])
+def test_a_token_budget_is_a_positive_integer(bad: object) -> None:
+    with pytest.raises(InvalidQuery, match="max_tokens"):
+        check_max_tokens(bad)
+    assert check_max_tokens(None) is None and check_max_tokens(7) == 7
+
+
+# -- lead-in (its reading of Redis: tests/integration/test_time_search.py) -------------
+
+
+class NoRedis:
+    """Any use of Redis fails the test: the lead-in must not read for these searches."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the lead-in used redis.{name}")
+
+
+async def test_the_lead_in_reads_nothing_unless_the_query_asks_for_a_time() -> None:
+    lead_in = LeadIn(NoRedis(), Keys("hs", "ns"), "idx")  # type: ignore[arg-type]
+    hits = [hit("a"), hit("b")]
+    assert await lead_in.rerank(hits, context("What did the car hit?")) == hits
+    when = context("When did the car hit them?")
+    assert await lead_in.rerank([], when) == []
+    assert await lead_in.rerank(hits, when) == hits  # the best hit has no session
+    off = context(
+        "When did the car hit them?", settings=SearchSettings(search_time_answer_weight=0)
+    )
+    assert await lead_in.rerank(hits, off) == hits
