@@ -1,4 +1,4 @@
-"""Month and weekday names: the one table of them that the language rules read.
+"""Month and weekday names, and Chinese digits: the tables the language rules share.
 
 Pure module. ``when`` reads dates in four languages, ``answer_type`` tells
 the texts that name a time, ``facts`` compares the months and weekdays two
@@ -56,6 +56,22 @@ WEEKDAY_ABBREVIATIONS: dict[str, int] = {
     "thurs": 3,
 }
 """English weekday abbreviations ("mon", "tues", "thurs"...) to their index in ``WEEKDAYS``."""
+
+HAN_DIGITS = {
+    "〇": 0,
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+"""Chinese digits (two ways of writing zero and two, 二 and 两) to their value."""
 
 
 def alternation(words: Iterable[str]) -> str:

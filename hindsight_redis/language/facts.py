@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from hindsight_redis.core.text import HAN_CLASS, has_han, one_word_swapped
 from hindsight_redis.language.calendar import (
     AMBIGUOUS_MONTHS,
+    HAN_DIGITS,
     MONTH_ABBREVIATIONS,
     MONTH_NUMBERS,
     MONTHS,
@@ -112,20 +113,6 @@ _ZH_FUNCTION = frozenset(
 )
 
 # Chinese: numerals, and the kinds of value they mark.
-_ZH_DIGITS = {
-    "零": 0,
-    "〇": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
 _ZH_NUM = "零〇一二两三四五六七八九十百千万"
 _ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天1-7])")
 _ZH_MONTH = re.compile(rf"([{_ZH_NUM}]{{1,3}}|\d{{1,2}})月")
@@ -177,8 +164,8 @@ def _zh_number(token: str) -> int:
         return int(token)
     total, section, current = 0, 0, 0  # 万-sections done, this section, the last digit
     for ch in token:
-        if ch in _ZH_DIGITS:
-            current = _ZH_DIGITS[ch]
+        if ch in HAN_DIGITS:
+            current = HAN_DIGITS[ch]
         elif ch == "万":
             total += (section + current) * 10_000
             section = current = 0

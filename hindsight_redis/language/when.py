@@ -24,6 +24,7 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from hindsight_redis.core.text import has_han
 from hindsight_redis.language.calendar import (
     AMBIGUOUS_MONTHS,
+    HAN_DIGITS,
     MONTH_ABBREVIATIONS,
     MONTH_NUMBERS,
     alternation,
@@ -59,20 +60,6 @@ _STRONG_CONTEXT = frozenset(
         "durante",
     }
 )
-_HAN_DIGITS = {
-    "〇": 0,
-    "零": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
 _UNITS = {
     "day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month",
     "months": "month", "year": "year", "years": "year",
@@ -154,8 +141,8 @@ def _number(text: str) -> int:
         return _NUMBERS[text]
     tens, _, ones = text.partition("十")
     if "十" not in text:
-        return int("".join(str(_HAN_DIGITS[c]) for c in text))
-    return (_HAN_DIGITS.get(tens, 1) if tens else 1) * 10 + (_HAN_DIGITS[ones] if ones else 0)
+        return int("".join(str(HAN_DIGITS[c]) for c in text))
+    return (HAN_DIGITS.get(tens, 1) if tens else 1) * 10 + (HAN_DIGITS[ones] if ones else 0)
 
 
 def _unit_start(day: date, unit: Unit, offset: int) -> tuple[date, date]:
