@@ -10,8 +10,9 @@ methods), with two changes.
   coordinator (RediSearch 2.x) indexes only its own shard's keys and expects FT.* on
   the shard of the index name (else ``MOVED``); every index name carries its
   namespace's hash tag, so a namespace's index sits beside its memories. redis-py
-  would send FT.* to a random node. With ``read_from_replicas``, ``FT.SEARCH`` (as
-  redis-py's other reads) goes to the shard's master or one of its replicas in turn.
+  would send FT.* to a random node. With ``read_from_replicas`` (redis-py's
+  ``LoadBalancingStrategy.ROUND_ROBIN``), ``FT.SEARCH`` (as redis-py's other reads of a
+  key) goes to the shard's master or one of its replicas in turn.
 * A command or pipeline that meets a failover or a slot move (connection refused or
   reset, ``CLUSTERDOWN``, ``TRYAGAIN``, redirects beyond redis-py's own) is retried with
   backoff for up to ``cluster_retry_s``; then its error reaches the boundary
@@ -36,6 +37,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import SecretStr
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
+from redis.cluster import LoadBalancingStrategy
 from redis.commands import READ_COMMANDS
 
 from hindsight_redis.core.resp import RESP_PROTOCOL, as_text
@@ -157,7 +159,7 @@ class ClusterClient(RedisCluster):
         if key is None and command in _BY_INDEX and len(args) > 1:
             key = args[2] if command == "FT.CURSOR" and len(args) > 2 else args[1]
         if key is not None:
-            reads = self.read_from_replicas and command in READ_COMMANDS
+            reads = reads_replicas(self) and command in READ_COMMANDS
             node = self.nodes_manager.get_node_from_slot(
                 self.keyslot(key), reads, self.load_balancing_strategy if reads else None
             )
@@ -255,7 +257,9 @@ def open_cluster(
     client = ClusterClient(
         startup_nodes=[ClusterNode(host, port) for host, port in nodes],
         retry_s=retry_s,
-        read_from_replicas=read_from_replicas,
+        # What redis-py's deprecated read_from_replicas=True did: the master and the
+        # replicas of a shard in turn (READONLY connections).
+        load_balancing_strategy=LoadBalancingStrategy.ROUND_ROBIN if read_from_replicas else None,
         protocol=RESP_PROTOCOL,
         decode_responses=False,
         health_check_interval=30,
@@ -273,6 +277,11 @@ def open_cluster(
 def as_cluster(redis: object) -> RedisCluster | None:
     """``redis`` when it is a cluster client, else None."""
     return redis if isinstance(redis, RedisCluster) else None
+
+
+def reads_replicas(cluster: RedisCluster) -> bool:
+    """True when ``cluster`` may send reads to replicas (``read_from_replicas``)."""
+    return cluster.load_balancing_strategy is not None
 
 
 def is_cluster(redis: object) -> bool:
@@ -308,7 +317,7 @@ async def replicated(redis: object, key: str, timeout_s: float) -> None:
     ``key``'s shard has ``key``, so that reads served by any of them see what its master
     held when ``key`` was written (replication keeps the order of writes)."""
     cluster = as_cluster(redis)
-    if cluster is None or not cluster.read_from_replicas:
+    if cluster is None or not reads_replicas(cluster):
         return
     deadline = time.monotonic() + timeout_s
     for node in (cluster.nodes_manager.slots_cache.get(cluster.keyslot(key)) or [])[1:]:

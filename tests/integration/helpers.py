@@ -67,7 +67,7 @@ class Slow:
         self.delay_s = delay_s
 
     async def process(self, batch: Sequence[Candidate]) -> None:
-        await asyncio.sleep(self.delay_s)
+        await asyncio.sleep(self.delay_s)  # not a wait: the stage's own duration
 
 
 class Gate:

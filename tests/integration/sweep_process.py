@@ -19,7 +19,7 @@ from hindsight_redis.redis.connection import connect
 
 
 def _pause() -> bool:
-    time.sleep(float(sys.argv[3]))
+    time.sleep(float(sys.argv[3]))  # not a wait: a slow sweep, for the kill to land mid-way
     return False
 
 

@@ -109,8 +109,12 @@ async def test_a_frozen_redis_times_clients_out_and_its_worker_commits_nothing_t
                 with pytest.raises(RedisUnavailable) as refused:
                     await client.write("The VPN gateway moved to 10.0.0.7")
                 waited_s = time.monotonic() - started
+
+                async def worker_timed_out() -> bool:
+                    return any("redis unavailable" in r.getMessage() for r in caplog.records)
+
                 # Frozen until the worker's commit has timed out too (its reply is lost).
-                await asyncio.sleep(1.0 + settings.worker_block_ms / 1000)
+                await wait_for(worker_timed_out, timeout_s=SOCKET_TIMEOUT_S + 20)
             finally:
                 os.kill(state.pid, signal.SIGCONT)
             assert refused.value.retryable
@@ -245,7 +249,7 @@ async def test_a_full_disk_is_reported_and_nothing_is_lost_once_there_is_room(
                 try:
                     receipts.append(await client.write("The nightly job runs at 02:00 again"))
                 except RedisUnavailable:
-                    await asyncio.sleep(0.1)
+                    await asyncio.sleep(0.1)  # paces the retries of a refused write
                     return False
                 return True
 

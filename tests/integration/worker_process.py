@@ -32,7 +32,7 @@ class Slow:
         first = float(sys.argv[1]) if len(sys.argv) > 1 else 0.2
         later = float(sys.argv[3]) if len(sys.argv) > 3 else first
         self.batches += 1
-        await asyncio.sleep(first if self.batches == 1 else later)
+        await asyncio.sleep(first if self.batches == 1 else later)  # not a wait: a slow stage
 
 
 if __name__ == "__main__":

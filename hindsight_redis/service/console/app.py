@@ -136,12 +136,14 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        await console.start()
-        sampler = asyncio.create_task(console.sample_forever())
         try:
-            yield
+            await console.start()  # a refused admin token: the connection is closed too
+            sampler = asyncio.create_task(console.sample_forever())
+            try:
+                yield
+            finally:
+                sampler.cancel()
         finally:
-            sampler.cancel()
             await console.aclose()
 
     def admin(namespace: str | None = None) -> bool:

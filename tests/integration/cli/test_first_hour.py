@@ -23,7 +23,8 @@ from tests.integration.helpers import wait_for
 
 
 def _waitaof_calls(url: str) -> int:
-    stats = redis_sync.Redis.from_url(url).info("commandstats")
+    with redis_sync.Redis.from_url(url) as redis:
+        stats = redis.info("commandstats")
     return int(stats.get("cmdstat_waitaof", {}).get("calls", 0))
 
 
@@ -73,14 +74,19 @@ def _up(env: dict[str, str], port: int) -> subprocess.Popen[str]:
         text=True,
     )
     deadline = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/mcp")
-            return proc
-        except httpx.TransportError:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "up did not serve MCP"
-            time.sleep(0.1)
+    try:
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/mcp")
+                return proc
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+                assert time.monotonic() < deadline, "up did not serve MCP"
+                time.sleep(0.1)
+    except BaseException:
+        proc.kill()
+        proc.communicate()  # reaps it and closes its stderr pipe
+        raise
 
 
 def _children(pid: int) -> list[int]:
@@ -112,8 +118,8 @@ def test_up_stopped_by_sigint_leaves_nothing_it_started(tmp_path: Path) -> None:
     workers = _children(proc.pid)
     assert len(workers) == 1 and _alive(redis_pid)
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=60) == 0
-    err = proc.stderr.read() if proc.stderr else ""
+    _, err = proc.communicate(timeout=60)  # its stderr to the end, the pipe closed
+    assert proc.returncode == 0
     assert "started now, stopped with the rest" in err and "Traceback" not in err
     deadline = time.monotonic() + 20
     while any(_alive(p) for p in (redis_pid, *workers)):
@@ -134,8 +140,8 @@ def test_up_leaves_a_redis_it_did_not_start_running_and_says_so(tmp_path: Path) 
         env.pop("HINDSIGHT_REDIS_URL", None)
         proc = _up(env, free_port())
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 0
-        err = proc.stderr.read() if proc.stderr else ""
+        _, err = proc.communicate(timeout=60)  # its stderr to the end, the pipe closed
+        assert proc.returncode == 0
         assert "was already running and stays up" in err and "server stop" in err
         assert server.state() is not None  # still answering
     finally:
@@ -201,8 +207,8 @@ async def test_the_demo_explains_drops_and_leaves_no_litter(settings: Settings) 
     assert "scored unlikely to be useful again" in out  # a drop by the write score
     assert "rule:" not in out and "score:low" not in out
     assert "removed the demo's namespace demo-" in out
-    client = redis_sync.Redis.from_url(settings.redis_url or "")
-    assert not list(client.scan_iter(match=f"{settings.key_prefix}:*"))
-    names = [n.decode() for n in client.execute_command("FT._LIST")]
+    with redis_sync.Redis.from_url(settings.redis_url or "") as client:
+        assert not list(client.scan_iter(match=f"{settings.key_prefix}:*"))
+        names = [n.decode() for n in client.execute_command("FT._LIST")]
     prefix = settings.key_prefix
     assert not [n for n in names if n.startswith((f"{prefix}-demo-", f"{prefix}:{{demo-"))]

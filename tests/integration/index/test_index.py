@@ -120,7 +120,7 @@ async def test_reindex_swaps_alias_and_search_keeps_working(
             except EmbeddingMismatch:
                 return  # the alias moved: this client must switch embedders
             answered.append(len(hits))
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # not a wait: lets the reindex run between searches
 
     searcher = asyncio.create_task(keep_searching())
     new = await index.reindex(new_embedder)

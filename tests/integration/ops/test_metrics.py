@@ -186,7 +186,8 @@ def test_the_metrics_command_serves_metrics_on_its_port(settings: Settings) -> N
         assert httpx.get(f"http://127.0.0.1:{port}/").status_code == 404
     finally:
         proc.terminate()
-        assert proc.wait(timeout=10) == 0
+        _, err = proc.communicate(timeout=10)  # reaps it and closes its stderr pipe
+        assert proc.returncode == 0, err
 
 
 def _families(text: str) -> set[str]:

@@ -102,6 +102,14 @@ async def test_an_entry_that_kills_its_worker_is_dead_lettered_alone(
         ]
         texts[5] = "Shipment 5 carries the fatal crate for client 185"
         receipts = await client.write_many([{"content": t} for t in texts])
+
+        async def claimable() -> bool:
+            """Every pending entry (the dead worker's batch) idle for ``claim_idle_ms``."""
+            pending = await client.redis.xpending_range(
+                client.keys.stream, client.keys.group, min="-", max="+", count=len(texts)
+            )
+            return all(p["time_since_delivered"] >= fast.claim_idle_ms for p in pending)
+
         deaths = 0
         for _ in range(12):  # each run dies on the poison's batch, or drains the stream
             proc = subprocess.run(
@@ -113,7 +121,7 @@ async def test_an_entry_that_kills_its_worker_is_dead_lettered_alone(
                 break
             assert proc.returncode == 70  # killed by the poison, nothing else
             deaths += 1
-            await asyncio.sleep(0.4)  # the dead worker's entries become claimable
+            await wait_for(claimable)  # the next worker reclaims them before reading new ones
         # Delivered 4 times, it killed 4 workers: with its whole first batch, with one
         # batch-mate, then alone twice; no batch-mate was delivered more than 3 times.
         assert deaths == 4
@@ -319,6 +327,7 @@ async def test_a_redis_outage_mid_batch_loses_nothing_and_needs_no_restart(
                     await client.write("The standup moved to 10:30 on Thursdays")
                 refused_s.append(time.monotonic() - started)
                 assert refused.value.retryable
+                # Not a wait: a write every 0.25 s for as long as the outage lasts.
                 await asyncio.sleep(0.25)
             assert max(refused_s) < 2.0  # refused at once, not after a long hang
             state = same_port.start()

@@ -21,8 +21,11 @@ PROBE = "dimension probe"
 @pytest.fixture
 def endpoint() -> Iterator[EmbeddingServer]:
     server = EmbeddingServer().start()
-    yield server
-    server.shutdown()
+    try:
+        yield server
+    finally:
+        server.shutdown()  # stops serve_forever
+        server.server_close()  # closes the listening socket
 
 
 def _own(settings: Settings, endpoint: EmbeddingServer, **extra: object) -> Settings:
@@ -54,9 +57,8 @@ async def test_the_dimension_is_probed_once_recorded_and_reused(
         )
         assert proc.returncode == 0, proc.stderr
         assert "Traceback" not in proc.stderr and "Event loop is closed" not in proc.stderr
-        meta = redis_sync.Redis.from_url(own.redis_url or "").hgetall(
-            Keys(own.key_prefix, own.namespace).index_meta
-        )
+        with redis_sync.Redis.from_url(own.redis_url or "") as redis:
+            meta = redis.hgetall(Keys(own.key_prefix, own.namespace).index_meta)
         assert meta[b"dims"] == str(DIMS).encode()
         assert meta[b"model_id"] == f"litellm:openai/{MODEL}".encode()
         probes = endpoint.texts.count(PROBE)

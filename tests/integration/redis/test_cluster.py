@@ -394,7 +394,7 @@ async def test_a_master_killed_mid_writes_loses_no_acknowledged_write(
                 except RedisUnavailable as e:
                     failed["search"].append(f"{type(e).__name__}: {e}")
                 pauses["search"] = max(pauses["search"], time.monotonic() - started)
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.01)  # a steady stream of searches through the failover
 
     worker = Worker(csettings, namespaces="*")
     tasks = [asyncio.create_task(worker.run_async())]

@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 
 from hindsight_redis import Settings, Worker
 from hindsight_redis.redis.server import free_port
@@ -144,7 +144,7 @@ async def test_streamable_http_session_with_external_workers_only(
 ) -> None:
     async with (
         _http_server(settings, "mcp", "--transport", "http", "--workers", "0") as (url, _),
-        streamablehttp_client(url) as (read, write, _),
+        streamable_http_client(url) as (read, write, _),
         ClientSession(read, write) as session,
     ):
         await _exercise(session)
@@ -153,7 +153,7 @@ async def test_streamable_http_session_with_external_workers_only(
 async def test_up_runs_workers_behind_the_mcp_server(settings: Settings) -> None:
     async with _http_server(settings, "up", "--workers", "1") as (url, proc):
         async with (
-            streamablehttp_client(url) as (read, write, _),
+            streamable_http_client(url) as (read, write, _),
             ClientSession(read, write) as session,
         ):
             await session.initialize()

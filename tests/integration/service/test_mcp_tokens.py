@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
@@ -75,8 +75,11 @@ async def _server(settings: Settings, log: Path, *extra: str) -> AsyncIterator[s
 @asynccontextmanager
 async def _session(url: str, token: str) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {token}"}
+    # The SDK's own client's timeouts (30 s, 300 s to read a held-open stream), with the token.
+    timeout = httpx.Timeout(30, read=300)
     async with (
-        streamablehttp_client(url, headers=headers) as (read, write, _),
+        httpx.AsyncClient(headers=headers, timeout=timeout) as http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
         ClientSession(read, write) as session,
     ):
         await session.initialize()

@@ -10,9 +10,12 @@ from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Backpressure, InvalidMemory, Settings, Worker
 from hindsight_redis.core.codec import EVENT_FIELD
+from hindsight_redis.core.keys import Keys
 from hindsight_redis.pipeline.assembly import shared_parts
 from hindsight_redis.pipeline.consumer import FOLD_WHILE_BUSY_S
-from tests.integration.helpers import Drain, FailOn, Slow, hash_writes
+from hindsight_redis.write import writer as writer_module
+from hindsight_redis.write.backlog import backlog
+from tests.integration.helpers import Drain, FailOn, Slow, hash_writes, wait_for
 
 FACT = (
     "The billing-service-v2 deploy on 2026-03-02 failed with ERR_CONN_RESET, rolled back by Alice"
@@ -126,15 +129,28 @@ async def test_backpressure_rejects_writes_over_the_backlog_limit(
         assert (await client.stats())["accepted"] == 6  # the rejected write was never queued
 
 
-async def test_backpressure_block_mode_waits_for_room(settings: Settings, drain: Drain) -> None:
+async def test_backpressure_block_mode_waits_for_room(
+    settings: Settings, drain: Drain, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocking = settings.model_copy(
         update={"max_backlog": 3, "backpressure": "block", "backpressure_timeout_s": 20.0}
     )
+    looked: list[int] = []  # the backlog each time the write gate read it
+
+    async def read_backlog(redis: Redis, keys: Keys) -> int:
+        looked.append(await backlog(redis, keys))
+        return looked[-1]
+
+    monkeypatch.setattr(writer_module, "backlog", read_backlog)
+
+    async def paused_for_room() -> bool:
+        return len(looked) >= 2  # found no room, paused, and looked again
+
     async with AsyncMemoryClient(blocking) as client:
         await client.write_many([{"content": f"{FACT} #{n}"} for n in range(3)])
         writer = asyncio.create_task(client.write(FACT + " waits"))
-        await asyncio.sleep(0.2)
-        assert not writer.done()
+        await wait_for(paused_for_room)
+        assert not writer.done() and set(looked) == {3}
         await drain(blocking)
         receipt = await asyncio.wait_for(writer, 10)
         assert receipt.status == "accepted"

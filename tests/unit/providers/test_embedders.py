@@ -269,7 +269,7 @@ class FakeProvider:
             raise self.error
         self.active += 1
         self.peak = max(self.peak, self.active)
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # not a wait: a request's duration, so concurrent calls overlap
         self.active -= 1
         texts = kwargs["input"]
         self.batches.append(texts)
