@@ -70,7 +70,8 @@ class AsyncMemoryClient:
         self._owns_redis = redis is None
         self._searcher: Searcher | None = None
         self._search_checked = False
-        self._writer = StreamWriter(self.settings.write, self.keys)
+        self._limits = self.settings.write  # read for every write: the view is built once
+        self._writer = StreamWriter(self._limits, self.keys)
         self._tails = SessionTails()  # write_many's context_from_previous, across calls
         self.pool = PoolOperations(self)
         """Sweeps, cold storage, stats, dead letters, conflict review and reindex."""
@@ -139,7 +140,7 @@ class AsyncMemoryClient:
         """A write's fields validated; the caller is its writer unless it names one."""
         if fields.get("agent_id") is None and caller:
             fields = {**fields, "agent_id": caller}
-        limits = self.settings.write
+        limits = self._limits
         return parse_write(
             fields,
             namespace=self.keys.namespace,

@@ -116,6 +116,8 @@ def check_idempotency_key(value: object) -> str | None:
 
 def check_visibility(value: object, owner: object) -> str:
     """``shared`` (the default) or ``private``; a private memory needs an ``owner``."""
+    if value is None or value == "shared":
+        return "shared"
     visibility = check_text("visibility", value) or "shared"
     if visibility not in ("shared", "private"):
         raise InvalidMemory('visibility must be "shared" or "private"')
@@ -155,6 +157,8 @@ def check_occurred_at(value: object) -> float | None:
 def check_context(value: object) -> str | None:
     """A write's ``context``, validated as content is and kept (``core.context.kept_context``);
     None when absent or blank."""
+    if value is None:
+        return None
     text = check_text("context", value, MAX_CONTEXT_CHARS)
     return kept_context(text) or None
 

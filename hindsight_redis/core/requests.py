@@ -244,6 +244,8 @@ WRITE_FIELDS = tuple(option_fields(WriteItem))
 item's keys, ``memory_write``'s arguments, the CLI's ``write`` flags."""
 SEARCH_OPTIONS = tuple(option_fields(SearchOptions))
 """The options of a search (the query aside)."""
+_WRITE_FIELD_SET = frozenset(WRITE_FIELDS)
+_SEARCH_OPTION_SET = frozenset(SEARCH_OPTIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +284,7 @@ def parse_write(
 
     ``InvalidMemory`` names the first bad field and what is wrong with it.
     """
-    unknown = fields.keys() - set(WRITE_FIELDS)
+    unknown = fields.keys() - _WRITE_FIELD_SET
     if unknown:
         raise InvalidMemory(f"unknown field(s): {', '.join(sorted(unknown))}")
     content = fields.get("content")
@@ -298,7 +300,8 @@ def parse_write(
     key = check_idempotency_key(fields.get("idempotency_key"))
     visibility = check_visibility(fields.get("visibility"), fields.get("agent_id"))
     wait = check_flag("wait", fields.get("wait", False))
-    wait_s = check_timeout(fields.get("timeout_s"), default_wait_s)
+    timeout = fields.get("timeout_s")
+    wait_s = check_timeout(timeout, default_wait_s) if wait or timeout is not None else None
     event = MemoryEvent(
         event_id=event_id_for(namespace, key),
         namespace=namespace,
@@ -326,7 +329,7 @@ def parse_search(query: object, options: Mapping[str, Any], *, viewer: str) -> S
     ``viewer`` is who searches (it sees the shared memories and its own).
     ``InvalidQuery`` names the first bad argument and what is wrong with it.
     """
-    unknown = options.keys() - set(SEARCH_OPTIONS)
+    unknown = options.keys() - _SEARCH_OPTION_SET
     if unknown:
         raise InvalidQuery(f"unknown argument(s): {', '.join(sorted(unknown))}")
     top_k = options.get("top_k", 5)

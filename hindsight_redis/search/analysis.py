@@ -1,7 +1,7 @@
 """What a search reads from its query, read once.
 
 Pure module: no I/O. ``QueryAnalysis.of`` reads the checked query text once
-(``query.check_search``): its Han runs (the script of the query), its keyword
+(``core.checks.check_search``): its Han runs (the script of the query), its keyword
 words, the time range it names (``when.time_range``), whether it asks for a
 time (``answer_type.asks_time``) and whether it asks about the past
 (``answer_type.asks_about_the_past``). The legs and the re-rankers read the
