@@ -21,6 +21,7 @@ Layers, lowest first:
     index                  the RediSearch index of a namespace: schema, record, filters, counts
     write                  the write path to the stream
     lifecycle              forgetting, access counts, cold storage, conflict review
+    trust                  what may be stored, held and erased: secrets, poisoning, erasure, audit
     pipeline               the worker: consumers, stages, commits, the refiner
     search                 a search: query analysis, legs, fusion, re-rankers
     ops                    operators' reads: stats, admin, metrics, doctor

@@ -142,6 +142,11 @@ class Keys:
         """Capped stream recording every conflict resolution (and its undoing): who, when, why."""
         return f"{self.base}:resolutions"
 
+    @property
+    def audit(self) -> str:
+        """Stream of the namespace's audit trail (``trust.audit``): ids and digests, no content."""
+        return f"{self.base}:audit"
+
     def item(self, digest: str) -> str:
         """A keyed item (``items``): a value under a path and key, beside its memory."""
         return f"{self.base}:item:{digest}"

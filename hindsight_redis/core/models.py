@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 EVENT_VERSION = 1
-MemoryStatus = Literal["active", "archived", "dropped", "merged"]
+MemoryStatus = Literal["active", "archived", "dropped", "merged", "held", "rejected"]
 SearchMode = Literal["hybrid", "vector", "keyword"]
 Visibility = Literal["shared", "private"]
 
@@ -106,6 +106,12 @@ class MemoryRecord:
     """When what it tells of happened (unix seconds), as the writer gave it; None: not known."""
     context: str | None = None
     """The context its contextual vector was embedded with (what was kept of the write's)."""
+    hold_reason: str | None = None
+    """Why a held (or rejected) write was held for review."""
+    provenance: str = ""
+    """How its writer was identified: ``token``, ``settings`` or ``argument`` ("": unknown)."""
+    reviewed: bool = False
+    """Whether a person approved it (``approve``) before it was indexed."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,49 +1,19 @@
-"""One settings object for the whole project, in groups.
+"""The groups of settings: the fields each concern reads, with defaults, bounds and descriptions.
 
-Values are read, lowest priority first, from the defaults below, then the TOML
-file named by ``HINDSIGHT_CONFIG`` (or ``config/default.toml`` in the working
-directory when it exists), then ``HINDSIGHT_*`` environment variables, then
-keyword arguments. Nothing is read at import time: build a ``Settings()`` and
-pass it in.
+``Settings`` (``hindsight_redis.settings``) is all of them, flat; each component takes its
+group (``settings.search``...). The README's configuration table shows them in this order.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import json
 import math
 import os
-import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 Profile = Literal["ephemeral", "snapshot", "balanced", "durable"]
-_DEFAULT_CONFIG = Path("config") / "default.toml"
-
-
-def config_file() -> Path | None:
-    """The TOML file settings are read from, or None when there is none."""
-    named = os.environ.get("HINDSIGHT_CONFIG")
-    if named:
-        return Path(named)
-    return _DEFAULT_CONFIG if _DEFAULT_CONFIG.is_file() else None
 
 
 def default_server_dir() -> Path:
@@ -371,202 +341,23 @@ class SweepSettings(_Group):
     )
 
 
-class Settings(  # groups last to first: pydantic lists the fields of the last base first
-    SweepSettings,
-    RetentionSettings,
-    SearchSettings,
-    IndexSettings,
-    EmbeddingSettings,
-    LLMSettings,
-    DedupSettings,
-    FilterSettings,
-    WorkerSettings,
-    WriteSettings,
-    ServerSettings,
-    ConnectionSettings,
-    IdentitySettings,
-    BaseSettings,
-):
-    """Every tunable of hindsight-redis; see the README's configuration table.
+class TrustSettings(_Group):
+    """What may be stored and who is trusted: secrets, poisoning, provenance, the audit trail."""
 
-    Flat, as the environment (``HINDSIGHT_<NAME>``) and the TOML file name
-    them; each group is also a view (``settings.search``, ``settings.worker``...),
-    and components take their group, not the whole object.
-    """
-
-    model_config = SettingsConfigDict(
-        env_prefix="HINDSIGHT_", extra="forbid", validate_default=True, frozen=True
+    secrets: Literal["mask", "drop", "hold", "keep"] = Field(
+        "mask",
+        description="A write holding a secret or personal data: mask it (a placeholder, the "
+        "secret never stored), drop the write, hold it for review, or keep it as written.",
     )
-
-    @property
-    def identity(self) -> IdentitySettings:
-        """The ``IdentitySettings`` of these settings."""
-        return _view(IdentitySettings, self)
-
-    @property
-    def connection(self) -> ConnectionSettings:
-        """The ``ConnectionSettings`` of these settings."""
-        return _view(ConnectionSettings, self)
-
-    @property
-    def server(self) -> ServerSettings:
-        """The ``ServerSettings`` of these settings."""
-        return _view(ServerSettings, self)
-
-    @property
-    def write(self) -> WriteSettings:
-        """The ``WriteSettings`` of these settings."""
-        return _view(WriteSettings, self)
-
-    @property
-    def worker(self) -> WorkerSettings:
-        """The ``WorkerSettings`` of these settings."""
-        return _view(WorkerSettings, self)
-
-    @property
-    def filters(self) -> FilterSettings:
-        """The ``FilterSettings`` of these settings."""
-        return _view(FilterSettings, self)
-
-    @property
-    def dedup(self) -> DedupSettings:
-        """The ``DedupSettings`` of these settings."""
-        return _view(DedupSettings, self)
-
-    @property
-    def llm(self) -> LLMSettings:
-        """The ``LLMSettings`` of these settings."""
-        return _view(LLMSettings, self)
-
-    @property
-    def embedding(self) -> EmbeddingSettings:
-        """The ``EmbeddingSettings`` of these settings."""
-        return _view(EmbeddingSettings, self)
-
-    @property
-    def index(self) -> IndexSettings:
-        """The ``IndexSettings`` of these settings."""
-        return _view(IndexSettings, self)
-
-    @property
-    def search(self) -> SearchSettings:
-        """The ``SearchSettings`` of these settings."""
-        return _view(SearchSettings, self)
-
-    @property
-    def retention(self) -> RetentionSettings:
-        """The ``RetentionSettings`` of these settings."""
-        return _view(RetentionSettings, self)
-
-    @property
-    def sweeps(self) -> SweepSettings:
-        """The ``SweepSettings`` of these settings."""
-        return _view(SweepSettings, self)
-
-    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
-        """The fields as ``repr`` shows them: a password in ``redis_url`` masked."""
-        for name, value in super().__repr_args__():
-            if name == "redis_url" and isinstance(value, str):
-                value = redact_url(value)
-            yield name, value
-
-    def to_env(self) -> dict[str, str]:
-        """``HINDSIGHT_*`` variables that rebuild these settings in another process.
-
-        Every field set explicitly or from a source is included (secrets in
-        clear: pass the result only to processes you start yourself).
-        """
-        env: dict[str, str] = {}
-        for name in self.model_fields_set:
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, SecretStr):
-                value = value.get_secret_value()
-            elif isinstance(value, dict | list):
-                value = json.dumps(value)  # what pydantic-settings parses back
-            env[f"HINDSIGHT_{name.upper()}"] = str(value)
-        return env
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Arguments, then environment, then the TOML file, then defaults."""
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        path = config_file()
-        if path is not None:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
-        return tuple(sources)
-
-
-G = TypeVar("G", bound=_Group)
-
-
-def _view(group: type[G], settings: Settings) -> G:
-    """The fields of ``group`` read off ``settings`` (validated already); its
-    ``model_fields_set`` is theirs (what was set explicitly, e.g. the profile)."""
-    values = {name: getattr(settings, name) for name in group.model_fields}
-    explicit = settings.model_fields_set & group.model_fields.keys()
-    return cast(G, group.model_construct(_fields_set=explicit, **values))
-
-
-GROUPS: tuple[type[_Group], ...] = (
-    IdentitySettings,
-    ConnectionSettings,
-    ServerSettings,
-    WriteSettings,
-    WorkerSettings,
-    FilterSettings,
-    DedupSettings,
-    LLMSettings,
-    EmbeddingSettings,
-    IndexSettings,
-    SearchSettings,
-    RetentionSettings,
-    SweepSettings,
-)
-"""The groups, in the order the README's configuration table shows them."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether an address (or ``localhost``) reaches this machine only; False for names."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # "*", "0.0.0.0"-like wildcards are addresses; host names are not
-
-
-def redact_url(url: str) -> str:
-    """``url`` with the credentials of its authority (``user:password@``) masked."""
-    scheme, sep, rest = url.partition("://")
-    # Up to the query: a password may hold '/' (unencoded), a query value '@'.
-    main = re.split(r"[?#]", rest, maxsplit=1)[0]
-    if not sep or "@" not in main:
-        return url
-    return f"{scheme}://***@{rest[main.rindex('@') + 1 :]}"
-
-
-def load_settings(**overrides: Any) -> Settings:
-    """``Settings(**overrides)``, with invalid values reported as one ``ConfigError``.
-
-    The message names each bad setting, its source-independent name
-    (``HINDSIGHT_<NAME>``) and what is wrong with it.
-    """
-    from hindsight_redis.errors import ConfigError
-
-    try:
-        return Settings(**overrides)
-    except ValidationError as e:
-        problems = []
-        for error in e.errors():
-            name = ".".join(str(part) for part in error["loc"]) or "settings"
-            problems.append(f"{name} (HINDSIGHT_{name.upper()}): {error['msg']}")
-        raise ConfigError("invalid settings: " + "; ".join(problems)) from None
+    poisoning: Literal["hold", "drop", "keep"] = Field(
+        "hold",
+        description="A write that instructs future readers instead of recording a fact: hold "
+        "it for review, drop it, or keep it.",
+    )
+    trusted_only: bool = Field(
+        False,
+        description="Searches find only memories of identified writers or reviewed ones.",
+    )
+    audit_retention_days: float = Field(
+        365.0, gt=0, allow_inf_nan=False, description="Days the audit trail keeps an entry."
+    )

@@ -1,0 +1,7 @@
+"""What may be stored, what is held, what is erased, and the record of it all.
+
+``audit`` (the per-namespace audit trail: who did what to which memories,
+ids and digests only); the secrets and personal data a write may not carry,
+the writes that try to instruct future readers (held for review), and the
+erasure that removes every copy of a memory, with a receipt.
+"""
