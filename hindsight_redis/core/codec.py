@@ -29,8 +29,11 @@ def encode_event(event: MemoryEvent) -> bytes:
     for name in ("half_life_days", "occurred_at"):  # added later: older workers still
         if data[name] is None:  # read the events that do not set them
             del data[name]
-    if data["context"] is None:  # added later too
-        del data["context"]
+    for name in ("context", "hold"):  # added later too
+        if data[name] is None:
+            del data[name]
+    if not data["provenance"]:
+        del data["provenance"]
     packed: bytes = msgpack.packb(data, use_bin_type=True)
     return packed
 

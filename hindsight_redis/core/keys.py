@@ -147,6 +147,11 @@ class Keys:
         """Stream of the namespace's audit trail (``trust.audit``): ids and digests, no content."""
         return f"{self.base}:audit"
 
+    @property
+    def held(self) -> str:
+        """Hash of the writes held for review (``trust``): memory id -> the held write."""
+        return f"{self.base}:held"
+
     def item(self, digest: str) -> str:
         """A keyed item (``items``): a value under a path and key, beside its memory."""
         return f"{self.base}:item:{digest}"

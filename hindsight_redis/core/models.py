@@ -38,7 +38,12 @@ class MemoryEvent:
     occurred_at: float | None = None
     """When the event the memory tells of happened (unix seconds), if the writer knows."""
     context: str | None = None
-    """Text the contextual vector is embedded with, after the content (``neighbours``)."""
+    """Text the contextual vector is embedded with, after the content (``core.context``)."""
+    provenance: str = ""
+    """How the writer was identified: ``token``, ``settings`` or ``argument`` ("": unknown)."""
+    hold: str | None = None
+    """Why the write must be held for review before it is indexed (the write edge's
+    verdict, e.g. ``secret:aws-key``); None: the workers decide."""
 
 
 @dataclass(frozen=True, slots=True)
