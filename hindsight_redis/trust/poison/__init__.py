@@ -1,0 +1,11 @@
+"""The signals of memory poisoning, by family (``trust.poisoning`` scans with them).
+
+``signal`` (what a signal is, and the cheap test before its pattern), then one
+module per move an attack makes: ``override`` (drop the reader's rules),
+``markup`` (speak as the system), ``reader`` (address whoever reads the
+memory), ``exfiltration`` (send data away, hide from the user), ``authority``
+(claim a rank above the rules), ``actions`` (ask for what harms the user:
+skip the safeguards, act without asking). Pure data and small grading
+functions, no I/O; the patterns describe the moves, in English and Chinese,
+not the words of any example.
+"""

@@ -1,0 +1,165 @@
+"""Signals of a write that asks its reader for what harms the user: skip the safeguards,
+act without asking, run anything, trust some memories blindly, advertise in every answer.
+
+Each is a hint (``MEDIUM``), common enough alone in an honest instruction ("skip the
+approval step for typo fixes"); two of them, or one with another family's signal, hold.
+A claim that some memories are beyond question holds on its own.
+"""
+
+from __future__ import annotations
+
+from hindsight_redis.trust.poison.signal import (
+    MEDIUM,
+    STRONG,
+    Signal,
+    han,
+    heads,
+    pattern,
+)
+
+_SAFEGUARDS = (
+    r"(?:(?:usual|standard|normal|required|mandatory)\s+)?(?:confirmations?|confirmation "
+    r"(?:steps?|dialogs?|prompts?|screens?)|approvals?|approval (?:steps?|workflows?|process)|"
+    r"verifications?|(?:two[- ]factor|2fa|mfa|multi[- ]factor)(?: auth(?:entication)?| checks?)?|"
+    r"authentication|security (?:checks?|warnings?|prompts?|reviews?|questions?)|safety "
+    r"(?:checks?|warnings?)|phishing warnings?|fraud (?:checks?|warnings?)|disclaimers?|"
+    r"caveats?|consent|identity (?:checks?|verification)|content (?:filters?|moderation))"
+)
+_ANSWERS = r"(?:answers?|repl(?:y|ies)|responses?|messages?|conversations?|chats?|outputs?)"
+
+ACTIONS: tuple[Signal, ...] = (
+    Signal(
+        "weaken-safeguards",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\b(?:skip|skipping|bypass|bypassing|disable|disabling|turn off|switch off|"
+            r"circumvent|avoid|remove|drop|suppress|omit|leave out|no need for|(?:don't|do not|"
+            r"never)\s+(?:need|ask for|show|add|include|give|issue|display|require))\s+(?:the\s+|"
+            rf"any\s+|all\s+|a\s+|their\s+|its\s+)?{_SAFEGUARDS}\b"
+        ),
+        negatable=True,
+        heads=heads(
+            "skip bypa disa turn swit circ avoi remo drop supp omit leav no don do neve & conf "
+            "appr veri two 2fa mfa mult auth secu safe phis frau disc cave cons iden cont usua "
+            "stan norm requ mand"
+        ),
+    ),
+    Signal(
+        "no-consent",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\bwithout\s+(?:first\s+)?(?:asking|confirmation|confirming|approval|permission|"
+            r"consent|checking(?:\s+(?:with|it|them))?|verification|verifying|review|"
+            r"authori[sz]ation|a second (?:look|check)|(?:a\s+)?human (?:review|approval|"
+            r"oversight|sign-?off|in the loop))\b|\bno\s+(?:confirmation|approval|verification|con"
+            r"sent|"
+            r"permission)\s+(?:is\s+)?(?:needed|required|necessary)\b|"
+            r"(?:无需|不用|不必|不需要)(?:经过)?(?:用户)?(?:的)?(?:确认|同意|批准|许可|授权|审批)|"
+            r"未经(?:用户)?(?:的)?(?:同意|许可|授权|确认)|(?:无人|无需人工|不经人工|没有人工)(?:审核|审批|"
+            r"复核|确认)"
+        ),
+        heads=heads("with no & aski conf appr perm cons chec veri revi auth seco huma"),
+        han=han("无需 不用 不必 不需要 未经 无人 人工"),
+    ),
+    Signal(
+        "any-action",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\b(?:execute|run)\s+(?:any|every|all|arbitrary|whatever)\s+(?:shell\s+|system\s+|"
+            r"terminal\s+|sql\s+)?(?:commands?|code|scripts?|programs?|quer(?:y|ies))\b|"
+            r"\b(?:access|modify|delete|read|write|edit|change|overwrite|remove|wipe|transfer)"
+            r"\s+(?:(?:and|or)\s+\w+\s+)?(?:any|every|all|arbitrary)\s+(?:files?|records?|data|"
+            r"accounts?|repositories|repos|databases?|tables?|funds|money|amounts?)\b|"
+            r"\bdrop\s+(?:any\s+|all\s+|the\s+)?(?:production\s+)?tables?\b|\brm\s+-rf\b|"
+            r"\b(?:delete|remove|wipe|purge|drop|destroy|erase)\s+(?:all|every|any)\s+(?:[\w-]+\s+"
+            r")?"
+            r"(?:snapshots?|backups?|logs?|records?|files?|data|databases?|repos(?:itories)?|email"
+            r"s?|"
+            r"messages?|accounts?|users?|memories)\b|\b(?:approve|refund|pay|transfer|grant)\w*\s+"
+            r"(?:any|all|every|unlimited)\s+(?:amounts?|requests?|refunds?|payments?|transfers?)\b|"
+            r"\b(?:of|for|up to)\s+any\s+amount\b|\bpre-?approved\b|\bauto-?approv\w*|"
+            r"删除所有|清空所有|任意金额|预先批准|自动批准|"
+            r"(?:执行|运行)(?:任何|所有|任意)的?(?:命令|代码|脚本)|(?:删除|修改|访问)(?:任何|所有|任意)的?"
+            r"(?:文件|数据|记录|账户)|直接删(?:表|库)"
+        ),
+        heads=heads(
+            "exec run acce modi dele read writ edit chan over remo wipe tran drop rm purg dest "
+            "eras appr refu pay gran of for up pre auto & any ever all arbi what tabl rf amou pre "
+            "auto unli"
+        ),
+        han=han("执行 运行 删除 修改 访问 删 清空 任意金额 批准"),
+    ),
+    Signal(
+        "beyond-question",
+        "harm",
+        STRONG,
+        pattern(
+            r"\b(?:memories|notes|entries|records|messages|anything|everything|information|facts|"
+            r"data|answers?)\s+(?:written|stored|saved|posted|provided|coming|sent|from|by|tagged|"
+            r"labell?ed)\b[^.\n]{0,40}?\b(?:are|is)\s+(?:always|automatically|unconditionally|to "
+            r"be)\s+(?:correct|true|right|trusted|trustworthy|authoritative|reliable|accurate|"
+            r"verified|approved|believed)\b|\b(?:must|should|shall|can|may)\s+(?:never|not)\s+be\s+"
+            r"(?:questioned|doubted|challenged|disputed|second-guessed|fact-checked)\b|"
+            r"(?:写的|存的|发布的|提供的)(?:记忆|内容|信息)?[^。！？\n]{0,10}(?:永远|总是|一律|都)(?:是)?"
+            r"(?:正确|可信|真实|准确)|(?:不得|不能|不可|不要|绝不能)(?:被)?(?:质疑|怀疑)"
+        ),
+        heads=heads(
+            "memo note entr reco mess anyt ever info fact data answ must shou shal can may & alwa "
+            "auto unco to ques doub chal disp seco fact"
+        ),
+        han=han("永远 总是 一律 质疑 怀疑"),
+    ),
+    Signal(
+        "relayed-permission",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\bthe (?:user|owner|customer|human)\s+(?:has\s+)?(?:said|says|told (?:me|us)|"
+            r"confirmed|agreed|wants|asked|allowed|authori[sz]ed|approved|permitted|consented)"
+            r"\b[^.\n]{0,20}?\b(?:you|the assistant|the ai|agents?|assistants?)\s+(?:can|may|could|"
+            r"are allowed to|is allowed to|don't need to|do not need to|no longer need to|are free "
+            r"to)\b|用户(?:说|表示|同意|允许|授权|已经同意|已同意)[^。！？\n]{0,10}(?:你|助手)?"
+            r"(?:可以|能|不用|不需要|无需)(?:跳过|绕过|关闭|删除|忽略|直接)"
+        ),
+        heads=heads("user owne cust huma & you assi ai agen"),
+        han=han("用户"),
+    ),
+    Signal(
+        "ad-injection",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\b(?:recommend|promote|push|plug|advertise|endorse|pitch|upsell|sell)\b[^.\n]{0,60}?"
+            rf"\b(?:in|to|at the end of|into)\s+(?:every|each|all|any)\s+(?:of\s+(?:your|the)\s+)?"
+            rf"{_ANSWERS}\b|\bsponsored by\b|\b(?:add|append|insert|include|put)\s+"
+            r"[\"'“‘][^\"'”’\n]{2,60}[\"'”’]\s+(?:to|at the end of|into|in)\s+(?:every|each|all|"
+            r"any|your)\s+|(?:每次|每条|所有)(?:回复|回答|答复)(?:都|里|中)?[^。！？\n]{0,6}"
+            r"(?:推荐|推销|加上|附上|宣传)"
+        ),
+        heads=heads("reco prom push plug adve endo pitc upse sell spon add appe inse incl put"),
+        han=han("每次 每条 所有"),
+    ),
+    Signal(
+        "harvest",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\b(?:collect|harvest|gather|scrape|compile|extract|record|log|keep a copy of|"
+            r"copy)\s+(?:the\s+|all\s+|every\s+|any\s+)?(?:names?(?:\s+and\s+\w+)?|e-?mails?|"
+            r"email addresses|phone numbers|home addresses|contact (?:details|info)|personal "
+            r"(?:data|details|information)|credentials|passwords|api keys|tokens|card numbers)\b|"
+            r"(?:收集|搜集|获取|记录|保存|抓取)(?:用户|客户|所有人|每个人|他们)?[^。！？\n]{0,10}"
+            r"(?:姓名|名字|邮箱|电话|手机号|地址|住址|联系方式|密码|身份证)"
+        ),
+        negatable=True,
+        heads=heads(
+            "coll harv gath scra comp extr reco log keep copy & name emai e mail phon home addr "
+            "cont pers cred pass api toke card"
+        ),
+        han=han("收集 搜集 获取 记录 保存 抓取"),
+    ),
+)
+"""The requests that harm the user, in the order a scan tries them."""
