@@ -5,8 +5,9 @@ A write's and a search's arguments are defined and validated once
 appended to the namespace's stream (``write.writer``), and workers do
 everything else. Searches run through a ``Searcher`` opened on first use.
 What acts on the namespace as a whole (sweeps, cold storage, the operators'
-reads, conflict review, reindex) is ``client.pool``, composed into the client
-and offered on it too (``client.sweep(...)`` is ``client.pool.sweep(...)``).
+reads, conflict review, the review of held writes, reindex) is
+``client.pool``, composed into the client and offered on it too
+(``client.sweep(...)`` is ``client.pool.sweep(...)``).
 The blocking twin is ``client.sync_client.MemoryClient``.
 """
 
@@ -281,10 +282,12 @@ class AsyncMemoryClient:
     # -- one memory -------------------------------------------------------------
 
     async def get(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord | None:
-        """The memory with this id (active, archived, merged or dropped), or None.
+        """The memory with this id (active, archived, merged, dropped, held or rejected), or
+        None.
 
         For a caller with an identity, another agent's private memory is None,
-        as if it did not exist.
+        as if it did not exist; so is a write held for review (or rejected): only
+        an operator (a caller with no identity) sees those.
         """
         _check_id(memory_id)
         viewer = self._viewer(as_agent)
@@ -374,6 +377,9 @@ class AsyncMemoryClient:
     conflicts = on_pool(PoolOperations.conflicts)
     resolve_conflict = on_pool(PoolOperations.resolve_conflict)
     conflict_resolutions = on_pool(PoolOperations.conflict_resolutions)
+    held = on_pool(PoolOperations.held)
+    approve = on_pool(PoolOperations.approve)
+    reject = on_pool(PoolOperations.reject)
     reindex = on_pool(PoolOperations.reindex)
 
 

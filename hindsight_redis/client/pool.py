@@ -1,4 +1,5 @@
-"""What acts on a namespace as a whole: retention, cold storage, the operators' reads.
+"""What acts on a namespace as a whole: retention, cold storage, the operators' reads, the
+review of held writes.
 
 ``PoolOperations`` is composed into ``AsyncMemoryClient`` (``client.pool``)
 and each of its methods is offered on the client as well (``on_pool``:
@@ -11,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+from typing import Any, Concatenate, Generic, Literal, ParamSpec, Protocol, TypeVar, overload
 
 from redis.asyncio import Redis
 
 from hindsight_redis.core.keys import Keys
-from hindsight_redis.core.models import MemoryRecord
-from hindsight_redis.errors import InvalidArgument, NotFound
+from hindsight_redis.core.models import MemoryRecord, WriteReceipt
+from hindsight_redis.errors import InvalidArgument, InvalidMemory, NotFound
 from hindsight_redis.lifecycle.cold import (
     ExportReport,
     ImportReport,
@@ -34,6 +35,8 @@ from hindsight_redis.lifecycle.review import ConflictResolution, Keep
 from hindsight_redis.ops import admin
 from hindsight_redis.ops.admin import DeadLetter
 from hindsight_redis.settings import Settings
+from hindsight_redis.trust.held import HeldState, approve_held, list_held, reject_held
+from hindsight_redis.write.writer import StreamWriter
 
 
 class PoolHost(Protocol):
@@ -60,7 +63,7 @@ class PoolHost(Protocol):
 
 
 class PoolOperations:
-    """Sweeps, export/purge/import, stats, dead letters, conflicts and reindex."""
+    """Sweeps, export/purge/import, stats, dead letters, conflicts, held writes, reindex."""
 
     def __init__(self, host: PoolHost) -> None:
         self.host = host
@@ -215,6 +218,71 @@ class PoolOperations:
         """The latest conflict resolutions and their undoings (who, when, why), newest first."""
         return await list_resolutions(await self.connect(), self.keys, count)
 
+    # -- the review of held writes --------------------------------------------------
+
+    async def held(
+        self, *, state: HeldState | Literal["all"] = "held", limit: int = 100
+    ) -> list[MemoryRecord]:
+        """The writes held for review, newest first: status ``held``, ``hold_reason`` (why),
+        the content as written, its writer and ``provenance``. ``state="rejected"``: those
+        rejected (kept for the record), ``"all"``: both. Never indexed, never searchable."""
+        found = await list_held(await self.connect(), self.keys, state=state, limit=limit)
+        return [h.record() for h in found]
+
+    async def approve(
+        self,
+        memory_id: str,
+        *,
+        wait: bool = False,
+        timeout_s: float | None = None,
+        as_agent: str | None = None,
+    ) -> WriteReceipt:
+        """Release a held write: it goes back to the workers as reviewed (no check holds it
+        again, the write score does not drop it) and is indexed as any write, its memory
+        marked ``reviewed``. ``wait=True`` returns once it is processed (within
+        ``timeout_s``, default ``write_wait_timeout_s``). Recorded in the audit trail with
+        who approved (the caller, else ``operator``). ``NotFound`` when no write is held
+        under this id, ``InvalidArgument`` when it was rejected."""
+        _check_held_id(memory_id)
+        redis = await self.connect()
+        held, stream_id = await approve_held(
+            redis,
+            self.keys,
+            memory_id,
+            by=self.host.caller(as_agent) or "operator",
+            how=self._how(as_agent),
+            retention_days=self.settings.trust.audit_retention_days,
+            notify=wait,
+        )
+        receipt = WriteReceipt(id=held.memory_id, status="accepted", stream_id=stream_id)
+        if not wait:
+            return receipt
+        limits = self.settings.write
+        waited = limits.write_wait_timeout_s if timeout_s is None else timeout_s
+        return await StreamWriter(limits, self.keys).wait_outcome(redis, receipt, waited)
+
+    async def reject(self, memory_id: str, *, as_agent: str | None = None) -> MemoryRecord:
+        """Reject a held write: kept for the record (status ``rejected``, with who rejected
+        it), never searchable. Recorded in the audit trail. ``NotFound`` when no write is
+        held under this id; a rejected write stays rejected."""
+        _check_held_id(memory_id)
+        rejected = await reject_held(
+            await self.connect(),
+            self.keys,
+            memory_id,
+            by=self.host.caller(as_agent) or "operator",
+            how=self._how(as_agent),
+            retention_days=self.settings.trust.audit_retention_days,
+            outcome_ttl_s=self.settings.worker.outcome_ttl_s,
+        )
+        return rejected.record()
+
+    def _how(self, as_agent: str | None) -> str:
+        """How the caller was identified, for the audit trail."""
+        if as_agent is not None:
+            return "argument"
+        return "settings" if self.settings.agent_id else ""
+
     async def reindex(self, embedder: str) -> dict[str, Any]:
         """Rebuild the index under another embedder (``"local"``, ``"litellm:<model>"``...).
 
@@ -236,6 +304,11 @@ class PoolOperations:
         )
         self.host.index_changed()  # the next search re-opens against the new index
         return info
+
+
+def _check_held_id(memory_id: object) -> None:
+    if not isinstance(memory_id, str) or not memory_id or len(memory_id) > 128:
+        raise InvalidMemory("memory id must be a non-empty string of at most 128 characters")
 
 
 P = ParamSpec("P")

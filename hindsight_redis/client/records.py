@@ -1,8 +1,10 @@
 """Reading one memory by id, as a given agent sees it.
 
-A memory is its hash while it is stored; a write that was merged or dropped
-is its outcome. For a viewer (an agent identity), another agent's private
-memory reads as absent: nothing about it, not even that it exists.
+A memory is its hash while it is stored; a write held for review is its entry
+in ``Keys.held`` (``trust.held``); a write that was merged or dropped is its
+outcome. For a viewer (an agent identity), another agent's private memory
+reads as absent: nothing about it, not even that it exists; so does a held or
+rejected write, which only operators see (a caller with no identity).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from hindsight_redis.core.models import MemoryRecord
 from hindsight_redis.errors import redis_errors
 from hindsight_redis.index.filters import readable_by
 from hindsight_redis.index.record import info_from_reply
+from hindsight_redis.trust.held import read_held_entry
 
 
 async def read_record(
@@ -32,7 +35,8 @@ async def read_record(
             pipe.hmget(keys.doc(memory_id), list(RECORD_FIELDS))
             pipe.hget(keys.merge_log, memory_id)  # sources merged in, not folded yet
             pipe.hgetall(keys.index_meta)  # its model: the hash does not name it
-            values, merged, meta = await pipe.execute()
+            pipe.hget(keys.held, memory_id)  # held for review: operators only
+            values, merged, meta, held = await pipe.execute()
         if any(v is not None for v in values):
             fields = dict(zip(RECORD_FIELDS, values, strict=True))
             if merged is not None:
@@ -43,6 +47,8 @@ async def read_record(
             return record_from_fields(
                 memory_id, fields, (info.model_id, info.dims) if info else ("", 0)
             )
+        if held is not None:
+            return None if viewer is not None else read_held_entry(held).record()
         raw = await redis.get(keys.outcome(memory_id))
     if raw is None:
         return None

@@ -100,4 +100,7 @@ class MemoryClient:
     conflicts = _blocking(AsyncMemoryClient.conflicts)
     resolve_conflict = _blocking(AsyncMemoryClient.resolve_conflict)
     conflict_resolutions = _blocking(AsyncMemoryClient.conflict_resolutions)
+    held = _blocking(AsyncMemoryClient.held)
+    approve = _blocking(AsyncMemoryClient.approve)
+    reject = _blocking(AsyncMemoryClient.reject)
     reindex = _blocking(AsyncMemoryClient.reindex)

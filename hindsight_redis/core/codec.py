@@ -32,8 +32,9 @@ def encode_event(event: MemoryEvent) -> bytes:
     for name in ("context", "hold"):  # added later too
         if data[name] is None:
             del data[name]
-    if not data["provenance"]:
-        del data["provenance"]
+    for name in ("provenance", "reviewed"):  # added later too: only when set
+        if not data[name]:
+            del data[name]
     packed: bytes = msgpack.packb(data, use_bin_type=True)
     return packed
 

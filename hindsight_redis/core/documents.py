@@ -52,6 +52,7 @@ RECORD_FIELDS = (
     "resolution",
     "occurred_at",
     "context",
+    "reviewed",
 )
 """The fields ``get()`` reads (every stored field but the vectors)."""
 HIT_FIELDS = (
@@ -157,6 +158,7 @@ def memory_document(
         # The contextual model reads English only: Chinese memories are not
         # refined, and search ranks them by the static vector and keywords.
         "refine": "pending" if contextual and lang != "chinese" else "off",
+        "reviewed": "1" if event.reviewed else "",  # approved after it was held (``trust``)
     }
     # Absent, not "", when unscored: an empty NUMERIC value fails indexing.
     if write_score is not None:
@@ -212,6 +214,7 @@ def record_from_fields(
         resolution=_resolution(text["resolution"]),
         occurred_at=float(text["occurred_at"]) if text["occurred_at"] else None,
         context=text["context"] or None,
+        reviewed=text["reviewed"] == "1",
     )
 
 

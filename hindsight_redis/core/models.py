@@ -44,6 +44,9 @@ class MemoryEvent:
     hold: str | None = None
     """Why the write must be held for review before it is indexed (the write edge's
     verdict, e.g. ``secret:aws-key``); None: the workers decide."""
+    reviewed: bool = False
+    """A person approved the write after it was held (``approve``): no check holds it again,
+    and its memory is marked ``reviewed``."""
 
 
 @dataclass(frozen=True, slots=True)

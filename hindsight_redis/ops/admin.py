@@ -46,7 +46,8 @@ async def collect_stats(
     """What a namespace holds and how far behind its workers are.
 
     Keys: ``accepted``, ``processed``, ``indexed``, ``merged``, ``dropped`` (a
-    mapping reason -> count, plus ``total``), ``backlog`` (accepted writes not
+    mapping reason -> count, plus ``total``), ``held`` (writes held for review),
+    ``approved`` and ``rejected`` (of them, by a person), ``backlog`` (accepted writes not
     yet processed), ``pending`` (delivered, not acknowledged; per consumer in
     ``consumers``), ``undelivered``, ``dead_letters``, ``stream_length``,
     ``index_lag_s`` (age of the oldest unprocessed entry), ``refine_pending``
@@ -66,6 +67,9 @@ async def collect_stats(
         "indexed": state.counters.get("indexed", 0),
         "merged": state.counters.get("merged", 0),
         "dropped": dropped,
+        "held": state.counters.get("held", 0),
+        "approved": state.counters.get("approved", 0),
+        "rejected": state.counters.get("rejected", 0),
         "backlog": state.backlog,
         "pending": state.pending,
         "undelivered": state.undelivered,

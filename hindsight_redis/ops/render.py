@@ -86,6 +86,15 @@ def _count(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+def _held(stats: Mapping[str, Any]) -> str:
+    """Writes held for review, and what became of them."""
+    held, approved = int(stats.get("held", 0)), int(stats.get("approved", 0))
+    rejected = int(stats.get("rejected", 0))
+    if not (approved or rejected):
+        return _count(held)
+    return f"{_count(held)}  ({approved:,} approved, {rejected:,} rejected)"
+
+
 def stats_lines(stats: Mapping[str, Any]) -> str:
     """``stats()`` as aligned ``name  value`` lines, the live workers last."""
     dropped = dict(stats.get("dropped", {}))
@@ -98,6 +107,7 @@ def stats_lines(stats: Mapping[str, Any]) -> str:
         ("indexed", _count(stats.get("indexed", 0))),
         ("merged", _count(stats.get("merged", 0))),
         ("dropped", _count(total) + (f"  ({reasons})" if reasons else "")),
+        ("held", _held(stats)),
         ("backlog", _count(stats.get("backlog", 0))),
         ("pending", _count(stats.get("pending", 0))),
         ("dead letters", _count(stats.get("dead_letters", 0))),

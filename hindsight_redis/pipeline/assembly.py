@@ -1,8 +1,11 @@
 """Builds the default stage list of a worker from its settings' groups.
 
-Order: the filter layers (rules, summarize, score), then embed, then dedup
-and conflict checks against what is stored. The index is created (or checked
-against the embedder) before the first entry is read. What needs no
+Order: the trust checks (writes held for review: ``stages.poisoning``), the
+filter layers (rules, score, summarize), then embed, then dedup and conflict
+checks against what is stored. The trust checks run even where the filters
+are off, and before a worker's own ``stages`` when it is given some. The
+index is created (or checked against the embedder) before the first entry is
+read. What needs no
 namespace (the embedders, the filter stages, the conflict judge: models that
 take memory and time to load) is built once, in ``SharedParts``, and shared by
 every namespace a worker serves; the rest is built per namespace from
@@ -29,6 +32,7 @@ from hindsight_redis.settings import (
     IndexSettings,
     LLMSettings,
     SearchSettings,
+    TrustSettings,
     WorkerSettings,
 )
 
@@ -59,14 +63,16 @@ class BuiltPipeline:
 class SharedParts:
     """The parts of a pipeline that do not depend on the namespace, built once per worker.
 
-    ``stages`` (the filters, then embed) can run over candidates of many
-    namespaces at once.
+    ``stages`` (the trust checks, the filters, then embed) can run over
+    candidates of many namespaces at once; ``guard`` are the trust checks alone,
+    which also run before a worker's own stages.
     """
 
     embedder: Embedder
     contextual: Embedder | None
     stages: list[Stage]
     judge: ConflictJudge
+    guard: list[Stage] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,23 +89,32 @@ class PipelineSettings:
 
 
 def shared_parts(
-    embedding: EmbeddingSettings, filters: FilterSettings, llm: LLMSettings
+    embedding: EmbeddingSettings,
+    filters: FilterSettings,
+    llm: LLMSettings,
+    trust: TrustSettings | None = None,
 ) -> SharedParts:
-    """The embedders of ``embedding``, the filter stages of ``filters`` (scored and
-    summarized by ``llm`` when it names a model), the embed stage and the conflict judge.
+    """The embedders of ``embedding``, the trust checks of ``trust`` (default: its
+    defaults), the filter stages of ``filters`` (scored and summarized by ``llm`` when it
+    names a model, which also judges poisoning), the embed stage and the conflict judge.
 
     Models load lazily, on first use.
     """
     from hindsight_redis.pipeline.stages.dedup import judge_from_settings
     from hindsight_redis.pipeline.stages.embed import EmbedStage
     from hindsight_redis.pipeline.stages.filters import build_filter_stages
+    from hindsight_redis.pipeline.stages.poisoning import PoisoningStage
+    from hindsight_redis.trust.poisoning import poison_judge_from_settings
 
+    trust = trust or TrustSettings()
     embedder = embedder_from_settings(embedding)
+    guard: list[Stage] = [PoisoningStage(poison_judge_from_settings(llm), policy=trust.poisoning)]
     return SharedParts(
         embedder=embedder,
         contextual=contextual_from_settings(embedding),
-        stages=[*build_filter_stages(filters, llm), EmbedStage(embedder)],
+        stages=[*guard, *build_filter_stages(filters, llm), EmbedStage(embedder)],
         judge=judge_from_settings(llm),
+        guard=guard,
     )
 
 

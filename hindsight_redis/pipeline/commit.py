@@ -1,8 +1,9 @@
-"""Atomic commits: each candidate's index write (or merge, or drop) and its XACK.
+"""Atomic commits: each candidate's index write (or merge, or drop, or hold) and its XACK.
 
 For each candidate a Lua script does the state change, records the outcome
 (the redelivery guard that makes commits idempotent), acknowledges the entry,
-bumps the counters and wakes a writer waiting with ``wait=True``; one call
+bumps the counters and wakes a writer waiting with ``wait=True``; a held
+candidate is stored apart (``Keys.held``, ``trust.held``), never indexed. One call
 commits ``scripts.MEMORIES_PER_CALL`` candidates in order, all calls of a
 batch go in one pipeline. A crash before a call leaves its entries pending
 (they are redelivered); a crash after it leaves nothing to redo. Either way
@@ -26,9 +27,10 @@ from hindsight_redis.errors import IndexMoved, redis_errors
 from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.pipeline.stages.rules import content_key
 from hindsight_redis.redis import scripts
+from hindsight_redis.trust.held import held_entry
 
 _CONTENT_IN_OUTCOME = 2000
-_PAST = {"index": "indexed", "merge": "merged", "drop": "dropped"}
+_PAST = {"index": "indexed", "merge": "merged", "drop": "dropped", "hold": "held"}
 
 
 class Committer:
@@ -55,7 +57,7 @@ class Committer:
 
     async def commit(self, candidates: Sequence[Candidate]) -> dict[str, int]:
         """Commit every candidate in one pipeline; returns counts per outcome."""
-        counts = {"indexed": 0, "merged": 0, "dropped": 0, "already": 0}
+        counts = {"indexed": 0, "merged": 0, "dropped": 0, "held": 0, "already": 0}
         if not candidates:
             return counts
         now = time.time()
@@ -116,6 +118,7 @@ class Committer:
             op = _op(candidate)
             target = candidate.merge_into if op == "merge" else event.event_id
             assert target is not None
+            target_key = keys.held if op == "hold" else keys.doc(target)
             counters = [
                 *candidate.counters,
                 f"dropped:{candidate.drop_reason}" if op == "drop" else _PAST[op],
@@ -136,9 +139,12 @@ class Committer:
                 )
                 doc["indexed_at"] = f"{now:.6f}"  # index lag: indexed_at - created_at
                 fields = [x for pair in doc.items() for x in pair]
+            elif op == "hold":
+                assert candidate.hold_reason is not None
+                fields = [held_entry(event, candidate.hold_reason, at=now)]
             memory_keys += [
                 keys.outcome(event.event_id),
-                keys.doc(target),
+                target_key,
                 keys.notify(event.event_id),
                 claim,
                 *conflicts,
@@ -207,6 +213,8 @@ class Committer:
 
 
 def _op(candidate: Candidate) -> str:
+    if candidate.held:
+        return "hold"
     if candidate.dropped:
         return "drop"
     if candidate.merge_into is not None:
@@ -218,6 +226,8 @@ def outcome_of(candidate: Candidate) -> dict[str, Any]:
     """What is recorded about a candidate's fate (and sent to a waiting writer)."""
     event = candidate.event
     op = _op(candidate)
+    if op == "hold":  # the write itself waits in Keys.held: the outcome says only why
+        return {"status": "held", "reason": candidate.hold_reason, "id": event.event_id}
     if op == "drop":
         return {
             "status": "dropped",

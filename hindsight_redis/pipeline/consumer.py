@@ -76,6 +76,7 @@ class WorkerReport:
     indexed: int = 0
     merged: int = 0
     dropped: int = 0
+    held: int = 0
     already: int = 0
     failed: int = 0
     dead_lettered: int = 0
@@ -159,8 +160,8 @@ class NamespaceConsumer:
         )
         if self._stages is None:
             self._common, own = self._shared.stages, built.own_stages
-        else:
-            self._common, own = [], self._stages
+        else:  # the trust checks hold what must wait for a person, whatever the stages
+            self._common, own = self._shared.guard, self._stages
         self._own = [*own, *self._extra_stages]
         self._built = built
         self._refiner = built.refiner
@@ -305,6 +306,7 @@ class NamespaceConsumer:
             self.report.indexed += counts["indexed"]
             self.report.merged += counts["merged"]
             self.report.dropped += counts["dropped"]
+            self.report.held += counts["held"]
             self.report.already += counts["already"]
         self.report.batches += 1
         self.may_refine = True

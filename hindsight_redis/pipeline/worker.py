@@ -76,9 +76,10 @@ class Worker:
 
     ``namespaces``: None serves ``settings.namespace``; a list serves those;
     ``"*"`` serves every namespace of the prefix, new ones included.
-    ``stages`` replaces the default stage list (filters, embed, dedup);
-    ``extra_stages`` run after it. Start several workers (processes or hosts)
-    to scale out: they share each namespace's consumer group.
+    ``stages`` replaces the default stage list (filters, embed, dedup), after
+    the trust checks, which always run; ``extra_stages`` run after it. Start
+    several workers (processes or hosts) to scale out: they share each
+    namespace's consumer group.
     """
 
     def __init__(
@@ -149,7 +150,9 @@ class Worker:
         try:
             await require_search(redis, "start the worker")
             await ensure_search_gc(redis, settings.index, settings.connection)
-            self._shared = shared_parts(settings.embedding, settings.filters, settings.llm)
+            self._shared = shared_parts(
+                settings.embedding, settings.filters, settings.llm, settings.trust
+            )
             await self._served.start(redis)
             await self._loop_until_done(redis, burst)
             for consumer in self._served.consumers.values():

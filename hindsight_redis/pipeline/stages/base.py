@@ -1,11 +1,12 @@
 """The stage protocol every pipeline step implements.
 
 A worker reads a batch of stream entries, turns each into a ``Candidate``,
-and passes the batch through its stages in order (rules, score, summarize,
-embed, dedup). A stage mutates candidates in place: it may replace
-``content`` (keeping ``original``), set scores or the embedding, or drop a
-candidate by calling ``drop()`` with a reason. Dropped candidates are skipped
-by later stages. The consumer then commits every candidate atomically.
+and passes the batch through its stages in order (the trust checks, then
+rules, score, summarize, embed, dedup). A stage mutates candidates in place:
+it may replace ``content`` (keeping ``original``), set scores or the
+embedding, drop a candidate by calling ``drop()`` with a reason, or hold it
+for review (``hold()``). Dropped and held candidates are skipped by later
+stages. The consumer then commits every candidate atomically.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Candidate:
     embedding: np.ndarray | None = None
     drop_reason: str | None = None
     drop_detail: str = ""
+    hold_reason: str | None = None
     merge_into: str | None = None
     conflicts_with: list[str] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)
@@ -43,9 +45,14 @@ class Candidate:
         return self.drop_reason is not None
 
     @property
+    def held(self) -> bool:
+        """True once a stage held this candidate for review."""
+        return self.hold_reason is not None
+
+    @property
     def alive(self) -> bool:
         """True while the candidate is still headed for the index."""
-        return self.drop_reason is None and self.merge_into is None
+        return self.drop_reason is None and self.merge_into is None and self.hold_reason is None
 
     def drop(self, reason: str, detail: str = "") -> None:
         """Drop the candidate.
@@ -55,6 +62,11 @@ class Candidate:
         """
         self.drop_reason = reason
         self.drop_detail = detail
+
+    def hold(self, reason: str) -> None:
+        """Hold the candidate for review: it is stored apart (``Keys.held``), not indexed,
+        until a person approves or rejects it. ``reason``: ``"poisoning:override (...)"``."""
+        self.hold_reason = reason
 
     def count(self, counter: str) -> None:
         """Ask the commit to increment a stats counter (e.g. ``"fallback:scorer"``)."""

@@ -4,7 +4,8 @@
 model through ``LLMClient`` and falls back to the heuristic when the model
 fails or answers out of schema. ``ScoreStage`` applies a scorer to a batch,
 nudges the score by the writer's ``importance`` hint (bounded, never trusted
-outright) and drops what falls under ``FilterSettings.min_score`` as ``score:low``.
+outright) and drops what falls under ``FilterSettings.min_score`` as ``score:low``
+(never a write approved after review: ``MemoryEvent.reviewed``).
 """
 
 from __future__ import annotations
@@ -425,5 +426,7 @@ class ScoreStage:
             candidate.notes["score_source"] = result.source
             if result.fallback:
                 candidate.count(FALLBACK)
-            if value < self.min_score:
+            # A write a person approved after review is kept, whatever it scores: the
+            # scorer sinks text that addresses its readers, which is why it was held.
+            if value < self.min_score and not candidate.event.reviewed:
                 candidate.drop(LOW, f"{value:.2f}: {result.reason}")

@@ -5,11 +5,13 @@ docstring is the Lua body. Every key a script touches comes in KEYS and
 shares the namespace hash tag, so the scripts also run on a cluster.
 ``stream``: the write path and the workers; ``memories``: refine, access
 counts, updates; ``lifecycle``: forget, sweeps, purge and import; ``conflicts``:
-conflict review; ``items``: keyed items (``client/items.py``).
+conflict review; ``items``: keyed items (``client/items.py``); ``held``: the review
+of held writes (``trust.held``).
 """
 
 from hindsight_redis.redis.lua import execute
 from hindsight_redis.redis.scripts.conflicts import resolve_pair, undo_pair
+from hindsight_redis.redis.scripts.held import reject_held, release_held
 from hindsight_redis.redis.scripts.items import delete_item, put_item, retarget_item
 from hindsight_redis.redis.scripts.lifecycle import (
     archive_if_unchanged,
@@ -61,6 +63,8 @@ __all__ = [
     "put_item",
     "record_if_absent",
     "refine",
+    "reject_held",
+    "release_held",
     "replay",
     "resolve_pair",
     "retarget_item",

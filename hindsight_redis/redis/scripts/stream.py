@@ -85,7 +85,8 @@ async def commit(
     -- (a candidate may merge into an earlier one of the same call).
     -- batch: msgpack array, per candidate {entry_id, op, outcome, notify, memory_id, source,
     -- fields, conflicts, counters}; op: index (fields: the doc's field/value pairs) | merge
-    -- (into target: counted in access_log, its source pending in merge_log) | drop.
+    -- (into target: counted in access_log, its source pending in merge_log) | drop |
+    -- hold (target: the held hash; fields: the held write, stored under the memory id).
     -- memories: per candidate its outcome key, target (the memory written or merged
     -- into), notify list and content claim, then the keys of the
     -- `conflicts` memories the new one contradicts. generation: the index generation the
@@ -118,8 +119,10 @@ async def commit(
           redis.call('HINCRBY', stats, 'processed', 1)
         end
         result = 0
-      elseif op ~= 'drop' and not live then
+      elseif op ~= 'drop' and op ~= 'hold' and not live then
         result = -2
+      elseif op == 'hold' then
+        redis.call('HSET', target, memory_id, item[7][1])
       elseif op == 'index' then
         local holder = redis.call('GET', claim)
         if holder and holder ~= memory_id
