@@ -29,6 +29,7 @@ from hindsight_redis.cli.service import (
     cmd_mcp,
     cmd_metrics,
     cmd_reindex,
+    cmd_review,
     cmd_server,
     cmd_stats,
     cmd_up,
@@ -157,6 +158,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--with", dest="other_id", help="resolve: only its conflict with this memory")
     p.add_argument("--note", help="resolve: why (recorded with who and when)")
     p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--json", action="store_true", help="list: print the records as JSON")
+    p = add("review", cmd_review, "writes held for review: list, approve ID, reject ID")
+    p.add_argument("action", nargs="?", choices=["list", "approve", "reject"], default="list")
+    p.add_argument("id", nargs="?", help="approve/reject: the held write (ids from `review`)")
+    p.add_argument(
+        "--state", choices=["held", "rejected", "all"], default="held", help="list: which"
+    )
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--wait", action="store_true", help="approve: until it is indexed")
     p.add_argument("--json", action="store_true", help="list: print the records as JSON")
     p = add("console", cmd_console, "a web console: namespaces, memories, drops, conflicts, DLQ")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")

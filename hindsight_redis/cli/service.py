@@ -1,12 +1,12 @@
 """Commands that run or inspect the service: server, doctor, worker, dlq, reindex,
-conflicts, console, stats, metrics, mcp, up, demo."""
+conflicts, review, console, stats, metrics, mcp, up, demo."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
-from typing import Literal
+from typing import Any, Literal
 
 from hindsight_redis.cli.common import print_json, with_client
 from hindsight_redis.errors import InvalidArgument
@@ -129,6 +129,33 @@ def cmd_conflicts(args: argparse.Namespace, settings: Settings) -> int:
         from hindsight_redis.ops.render import conflicts_table
 
         print(conflicts_table(records))
+    return 0
+
+
+def cmd_review(args: argparse.Namespace, settings: Settings) -> int:
+    """``review [list]``: the writes held for review; ``review approve ID [--wait]``:
+    index one; ``review reject ID``: keep it out, for the record."""
+    if args.action in ("approve", "reject"):
+        if not args.id:
+            raise InvalidArgument(f"review {args.action} needs the id of a held write")
+        if args.action == "approve":
+            done: Any = asyncio.run(
+                with_client(settings, lambda c: c.approve(args.id, wait=args.wait))
+            )
+        else:
+            done = asyncio.run(with_client(settings, lambda c: c.reject(args.id)))
+        print_json(done)
+        print(f"{args.action}d {args.id}: {done.status}", file=sys.stderr)
+        return 0
+    records = asyncio.run(
+        with_client(settings, lambda c: c.held(state=args.state, limit=args.limit))
+    )
+    if args.json:
+        print_json(records)
+    else:
+        from hindsight_redis.ops.render import held_table
+
+        print(held_table(records))
     return 0
 
 

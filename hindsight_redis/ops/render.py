@@ -190,3 +190,21 @@ def conflicts_table(
         "\nresolve: hindsight-redis conflicts resolve <id> --keep new|old|both [--note ...]"
     )
     return "\n".join(rows)
+
+
+def held_table(
+    records: Sequence[MemoryRecord], *, width: int = 100, now: float | None = None
+) -> str:
+    """Writes held for review: id, age, writer, why, and a snippet of what they say."""
+    if not records:
+        return "nothing held for review"
+    rows = [f"{'id':<32}  {'age':>4}  {'writer':<12}  {'why':<22}  write"]
+    for record in records:
+        why = (record.hold_reason or "").split(" ", 1)[0]
+        line = (
+            f"{record.id:<32}  {age(record.created_at, now):>4}  "
+            f"{fit(record.agent_id or '-', 12)}  {fit(why, 22)}  "
+        )
+        rows.append(line + snippet(record.content, max(width - len(line), 20)))
+    rows.append("\ndecide: hindsight-redis review approve <id> | review reject <id>")
+    return "\n".join(rows)
