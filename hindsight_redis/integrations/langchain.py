@@ -137,7 +137,8 @@ def memory_tools(
     client: MemoryClient | None = None,
     names: Sequence[str] | None = None,
 ) -> list[BaseTool]:
-    """The memory tools (all of ``service.tools.TOOLS``, or those ``names``) as LangChain tools.
+    """The memory tools (those of ``service.tools.TOOLS`` a write token may call, or those
+    ``names``) as LangChain tools: never the admin ones (the review of held writes).
 
     They act as ``settings.agent_id`` (a model's ``agent_id`` argument cannot
     name another writer); ``client`` may be shared, else one is opened on
@@ -145,8 +146,9 @@ def memory_tools(
     """
     memory = client or MemoryClient(settings)
     principal = Principal(memory.settings.namespace, memory.settings.agent_id, "write")
-    chosen = [s for s in TOOLS if names is None or s.name in names]
-    unknown = set(names or ()) - {s.name for s in TOOLS}
+    offered = [s for s in TOOLS if principal.allows(s.scope)]  # never the admin tools
+    chosen = [s for s in offered if names is None or s.name in names]
+    unknown = set(names or ()) - {s.name for s in offered}
     if unknown:
         raise ValueError(f"unknown tool(s): {', '.join(sorted(unknown))}")
     return [_tool(spec, memory, principal) for spec in chosen]

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
+from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
 from redis.asyncio import Redis
 
@@ -120,12 +121,32 @@ class ToolClients:
         self._redis = None
 
 
+class ScopedServer(FastMCP):
+    """FastMCP whose ``tools/list`` offers a caller only the tools its scope allows: the
+    admin tools (the review of held writes) are never offered to read or write tokens,
+    whose calls to them are refused anyway (``ToolClients.call``)."""
+
+    def __init__(self, memory: ToolClients, **options: Any) -> None:
+        self.memory = memory
+        self.scopes: dict[str, Scope] = {spec.name: spec.scope for spec in TOOLS}
+        super().__init__("hindsight-redis", instructions=INSTRUCTIONS, **options)
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools, less those the caller's scope does not allow."""
+        tools = await super().list_tools()
+        try:
+            principal = self.memory.principal(self.get_context())
+        except (LookupError, ValueError):  # outside a request: no caller to list them for
+            return tools
+        return [t for t in tools if principal.allows(self.scopes.get(t.name, "admin"))]
+
+
 def build_server(
     settings: Settings, *, host: str = "127.0.0.1", port: int = 8765
 ) -> tuple[FastMCP, ToolClients]:
     """An MCP server with the memory tools (``service.tools.TOOLS``), and the clients they use."""
     memory = ToolClients(settings)
-    server = FastMCP("hindsight-redis", instructions=INSTRUCTIONS, host=host, port=port)
+    server = ScopedServer(memory, host=host, port=port)
     for spec in TOOLS:
         hints = ToolAnnotations(
             title=spec.title,

@@ -14,7 +14,7 @@ import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -76,6 +76,15 @@ class ConflictsArguments(_Arguments):
     """``memory_conflicts``."""
 
     limit: int = 20
+
+
+class ReviewArguments(_Arguments):
+    """``memory_review``."""
+
+    state: Literal["held", "rejected", "all"] = Field(
+        "held", description="held (awaiting a decision), rejected, or all"
+    )
+    limit: int = Field(20, description="at most this many, newest first")
 
 
 class ResolveArguments(_Arguments):
@@ -169,6 +178,18 @@ async def _resolve(c: AsyncMemoryClient, p: Principal, a: ResolveArguments) -> J
     )
 
 
+async def _review(c: AsyncMemoryClient, p: Principal, a: ReviewArguments) -> JSON:
+    return plain(await c.held(state=a.state, limit=a.limit))
+
+
+async def _approve(c: AsyncMemoryClient, p: Principal, a: MemoryIdArguments) -> JSON:
+    return plain(await c.approve(a.memory_id, as_agent=p.agent_id or None))
+
+
+async def _reject(c: AsyncMemoryClient, p: Principal, a: MemoryIdArguments) -> JSON:
+    return plain(await c.reject(a.memory_id, as_agent=p.agent_id or None))
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="memory_write",
@@ -190,7 +211,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "previous message), when the memory alone is ambiguous; it helps find the memory "
             "by meaning but is not stored as its content. agent_id: ignored unless your "
             "token is an admin token (you are the writer). A receipt with conflicts_with means "
-            "the memory contradicts those: memory_resolve_conflict settles it."
+            "the memory contradicts those: memory_resolve_conflict settles it. A memory that "
+            "gives orders to whoever reads it later, instead of recording something, is held "
+            "for review (status held, with its reason) and stored only if a person approves."
         ),
         arguments=WriteArguments,
         scope="write",
@@ -225,7 +248,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_get",
         title="Get a memory",
         description=(
-            "One memory by id (active, archived, merged or dropped with its reason), or null."
+            "One memory by id (active, archived, merged or dropped with its reason), or null "
+            "(also for a write held for review: see memory_review)."
         ),
         arguments=MemoryIdArguments,
         scope="read",
@@ -301,6 +325,48 @@ TOOLS: tuple[ToolSpec, ...] = (
         scope="write",
         returns=list[dict[str, Any]],
         run=_resolve,
+    ),
+    ToolSpec(
+        name="memory_review",
+        title="List writes held for review",
+        description=(
+            "Writes held for review instead of being stored (admin tokens only): each with "
+            "its id, content, writer, provenance and hold_reason (e.g. poisoning:override: it "
+            "tries to instruct whoever reads it; secret:...: it carried a secret). They are "
+            "invisible to searches until memory_approve; memory_reject keeps one out for "
+            'good. state="rejected" lists those rejected.'
+        ),
+        arguments=ReviewArguments,
+        scope="admin",
+        returns=list[dict[str, Any]],
+        run=_review,
+        read_only=True,
+    ),
+    ToolSpec(
+        name="memory_approve",
+        title="Approve a held write",
+        description=(
+            "Release a write held for review (admin tokens only), once a person has read it "
+            "and judged it safe: it is then stored and searchable like any memory, marked "
+            "reviewed. Recorded in the audit trail with who approved it."
+        ),
+        arguments=MemoryIdArguments,
+        scope="admin",
+        returns=dict[str, Any],
+        run=_approve,
+    ),
+    ToolSpec(
+        name="memory_reject",
+        title="Reject a held write",
+        description=(
+            "Reject a write held for review (admin tokens only): it is kept for the record, "
+            "never searchable. Recorded in the audit trail with who rejected it."
+        ),
+        arguments=MemoryIdArguments,
+        scope="admin",
+        returns=dict[str, Any],
+        run=_reject,
+        idempotent=True,
     ),
 )
 """Every tool, in the order adapters list them."""

@@ -48,8 +48,10 @@ async def test_the_retriever_returns_documents_with_scores_and_ids(
 
 def test_the_tools_are_the_mcp_tools_specs(shared: MemoryClient) -> None:
     tools = memory_tools(client=shared)
-    assert [t.name for t in tools] == [s.name for s in TOOLS]
-    for tool, spec in zip(tools, TOOLS, strict=True):
+    offered = [s for s in TOOLS if s.scope != "admin"]  # never the review of held writes
+    assert [t.name for t in tools] == [s.name for s in offered]
+    assert {"memory_review", "memory_approve", "memory_reject"} <= {s.name for s in TOOLS}
+    for tool, spec in zip(tools, offered, strict=True):
         assert isinstance(tool, BaseTool) and tool.description == spec.description
         assert tool.args_schema is spec.arguments  # the very schema the MCP server serves
     assert [t.name for t in memory_tools(client=shared, names=["memory_search"])] == [
@@ -57,6 +59,8 @@ def test_the_tools_are_the_mcp_tools_specs(shared: MemoryClient) -> None:
     ]
     with pytest.raises(ValueError, match="unknown tool"):
         memory_tools(client=shared, names=["memory_drop_table"])
+    with pytest.raises(ValueError, match="unknown tool"):
+        memory_tools(client=shared, names=["memory_approve"])
 
 
 async def test_tools_write_search_and_report_errors_to_the_model(

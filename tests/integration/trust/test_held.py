@@ -63,7 +63,9 @@ async def test_a_poisoning_write_is_held_apart_and_seen_only_in_review(
     assert entry["state"] == "held" and entry["by"] == "" and entry["reason"] == receipt.reason
     assert decode_event({EVENT_FIELD: entry["event"]}).content == POISON
     assert not await redis.exists(client.keys.doc(receipt.id))
-    outcome = decode_outcome(await redis.get(client.keys.outcome(receipt.id)))
+    raw_outcome = await redis.get(client.keys.outcome(receipt.id))
+    assert raw_outcome is not None
+    outcome = decode_outcome(raw_outcome)
     assert outcome["status"] == "held" and outcome["reason"] == receipt.reason
 
 
