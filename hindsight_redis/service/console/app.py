@@ -2,7 +2,8 @@
 
 Read-only unless started with an admin token (``token create --scope
 admin``): then the forms of the token's namespace resolve conflicts, restore
-memories and replay dead letters, as the token's agent. Every form carries
+memories, approve or reject the writes held for review and replay dead
+letters, as the token's agent. Every form carries
 the process's secret (``csrf``), so another site cannot post to it. A
 background task samples each namespace's counters for the chart.
 """
@@ -249,6 +250,36 @@ def build_app(
         page = "/conflicts" if "/conflicts" in came_from else "/memories/" + record.id
         return RedirectResponse(pages.ns_url(ns, page), status_code=303)
 
+    async def review(request: Request) -> Response:
+        ns = _namespace(request)
+        client = console.client(ns)
+        return _html(
+            pages.review_page(
+                ns,
+                await client.held(limit=100),
+                await client.held(state="rejected", limit=20),
+                time.time(),
+                admin=admin(ns),
+                csrf=console.csrf,
+                notice=request.query_params.get("done", ""),
+            )
+        )
+
+    async def decide(request: Request) -> Response:
+        ns = _namespace(request)
+        if request.path_params["action"] not in ("approve", "reject"):
+            return _html(pages.layout("Not found", "<p>No such action.</p>", namespace=ns), 404)
+        fields = await _form(request, console, ns)
+        by = console.admin.agent_id if console.admin and console.admin.agent_id else None
+        memory_id = fields.get("memory_id", "")
+        if request.path_params["action"] == "approve":
+            await console.client(ns).approve(memory_id, as_agent=by)
+            words = f"approved {memory_id}: it is being indexed"
+        else:
+            await console.client(ns).reject(memory_id, as_agent=by)
+            words = f"rejected {memory_id}"
+        return RedirectResponse(pages.ns_url(ns, "/review", done=words), status_code=303)
+
     async def dlq(request: Request) -> Response:
         ns = _namespace(request)
         letters = await console.client(ns).dead_letters(100)
@@ -291,6 +322,8 @@ def build_app(
         Route("/ns/{namespace}/conflicts", conflicts),
         Route("/ns/{namespace}/conflicts/resolve", resolve, methods=["POST"]),
         Route("/ns/{namespace}/restore", restore, methods=["POST"]),
+        Route("/ns/{namespace}/review", review),
+        Route("/ns/{namespace}/review/{action:str}", decide, methods=["POST"]),
         Route("/ns/{namespace}/dlq", dlq),
         Route("/ns/{namespace}/dlq/replay", replay, methods=["POST"]),
     ]

@@ -52,6 +52,7 @@ def layout(title: str, body: str, *, namespace: str | None = None, admin: bool =
             ("/memories", "memories"),
             ("/drops", "drops"),
             ("/conflicts", "conflicts"),
+            ("/review", "review"),
             ("/dlq", "dead letters"),
         ):
             links.append(f'<a href="{base}{path}">{name}</a>')
@@ -128,6 +129,7 @@ def namespace_page(state: QueueState, chart: str, now: float, *, admin: bool) ->
         ("indexed", counters.get("indexed", 0)),
         ("merged", counters.get("merged", 0)),
         ("dropped", sum(state.dropped.values())),
+        ("held for review", counters.get("held", 0)),
         ("backlog", state.backlog),
         ("pending", state.pending),
         ("dead letters", state.dead_letters),
@@ -231,6 +233,9 @@ def memory_page(record: MemoryRecord, *, admin: bool, csrf: str) -> str:
             ("resolution", resolution_summary(record.resolution)),
             ("superseded by", record.superseded_by),
             ("archive reason", record.archive_reason),
+            ("held because", record.hold_reason),
+            ("provenance", record.provenance),
+            ("reviewed", "yes" if record.reviewed else ""),
             ("embedding", f"{record.embedding_model} ({record.embedding_dims})"),
         )
         if value not in (None, "", ())
@@ -240,6 +245,8 @@ def memory_page(record: MemoryRecord, *, admin: bool, csrf: str) -> str:
         actions = _form(
             ns_url(record.namespace, "/restore"), {"memory_id": record.id}, "Restore", csrf
         )
+    elif admin and record.status == "held":
+        actions = _review_buttons(record, csrf)
     return layout(
         "Memory", f"<table>{rows}</table><p>{actions}</p>", namespace=record.namespace, admin=admin
     )
@@ -354,3 +361,56 @@ def dlq_page(
         f"</tr>{rows or '<tr><td colspan=6>none</td></tr>'}</table>"
     )
     return layout("Dead letters", body, namespace=namespace, admin=admin)
+
+
+def _review_buttons(record: MemoryRecord, csrf: str) -> str:
+    return " ".join(
+        _form(ns_url(record.namespace, f"/review/{action}"), {"memory_id": record.id}, label, csrf)
+        for action, label in (("approve", "Approve"), ("reject", "Reject"))
+    )
+
+
+def review_page(
+    namespace: str,
+    held: Sequence[MemoryRecord],
+    rejected: Sequence[MemoryRecord],
+    now: float,
+    *,
+    admin: bool,
+    csrf: str,
+    notice: str = "",
+) -> str:
+    """The writes held for review, each with why and its approve/reject buttons (admin),
+    then the latest rejected ones."""
+    parts = [f"<div class='notice'>{esc(notice)}</div>" if notice else ""]
+    parts.append(
+        "<p class='muted'>Held writes are not indexed: no search finds them and agents "
+        "cannot read them. Approve one to store it (marked reviewed); reject it to keep it "
+        "out, for the record.</p>"
+    )
+    rows = "".join(
+        f"<tr class='held'><td><a href='{ns_url(namespace, '/memories/' + r.id)}'>"
+        f"{esc(r.id[:12])}</a></td><td>{age(r.created_at, now)}</td>"
+        f"<td>{esc(r.agent_id or '-')}</td><td>{esc(r.provenance or '-')}</td>"
+        f"<td><span class='badge warn'>{esc(r.hold_reason or '')}</span></td>"
+        f"<td class='content'>{esc(snippet(r.content, 300))}</td>"
+        f"<td>{_review_buttons(r, csrf) if admin else ''}</td></tr>"
+        for r in held
+    )
+    parts.append(
+        "<table class='review'><tr><th>id</th><th>age</th><th>writer</th><th>provenance</th>"
+        "<th>why</th><th>write</th><th></th></tr>"
+        f"{rows or '<tr><td colspan=7>nothing held for review</td></tr>'}</table>"
+    )
+    gone = "".join(
+        f"<tr><td>{esc(r.id[:12])}</td><td>{esc(r.agent_id or '-')}</td>"
+        f"<td>{esc(r.hold_reason or '')}</td><td>{esc(r.reason or '')}</td>"
+        f"<td>{esc(snippet(r.content, 120))}</td></tr>"
+        for r in rejected
+    )
+    parts.append(
+        "<h3>Rejected</h3><table><tr><th>id</th><th>writer</th><th>why held</th>"
+        f"<th>decision</th><th>write</th></tr>{gone or '<tr><td colspan=5>none</td></tr>'}"
+        "</table>"
+    )
+    return layout("Review", "".join(parts), namespace=namespace, admin=admin)
