@@ -8,9 +8,10 @@ registry holds. Per namespace, read from Redis at scrape time
 (``keys.namespace_registry``) plus the configured one: the counters
 ``hindsight_accepted_total``, ``_processed_total``, ``_indexed_total``,
 ``_merged_total``, ``_dropped_total`` (by ``reason``), ``_dead_lettered_total``,
-``_replayed_total``, and the gauges ``hindsight_backlog``, ``_pending``,
-``_undelivered``, ``_lag_seconds``, ``_dead_letters``, ``_stream_length``,
-``_refine_pending``, ``_memories`` (by ``status``), ``_memories_protected``.
+``_replayed_total``, ``_held_total``, ``_approved_total``, ``_rejected_total``, and
+the gauges ``hindsight_backlog``, ``_pending``, ``_undelivered``, ``_lag_seconds``,
+``_dead_letters``, ``_stream_length``, ``_refine_pending``, ``_memories`` (by
+``status``), ``_memories_protected``.
 
 ``metrics_app(settings)`` is the ASGI app serving them all (any GET: the
 router picks the path); the MCP HTTP server routes ``/metrics`` to it,
@@ -69,6 +70,9 @@ _COUNTERS = {
     "merged": "Writes merged into an existing memory (duplicates).",
     "dead_lettered": "Writes moved to the dead letters after their last try.",
     "replayed": "Dead letters put back on the stream.",
+    "held": "Writes held for review instead of being indexed.",
+    "approved": "Held writes a person approved (indexed after).",
+    "rejected": "Held writes a person rejected (never indexed).",
 }
 # Gauges, by ``QueueState`` attribute.
 _GAUGES = {
