@@ -149,12 +149,17 @@ _SMALL_TALK = re.compile(
 # either way lands just above the default threshold (0.6); the penalties
 # (question, small talk, talking about the listener) push chatter below it.
 _BASE = 0.525
-# Text that addresses the scorer (prompt injection) is not a memory of anything.
+# Text that addresses the scorer (prompt injection) is not a memory of anything. Only its
+# instructions, not any "forget the earlier venue" or a fact about a bot's system prompt:
+# a write that instructs its readers is the poisoning check's (``trust.poisoning``), held
+# for review before the score is read, and an honest instruction must keep its score.
 _INJECTION = _Keywords(
-    r"\b(ignore|disregard|forget) (all |any |the |your )?(previous|prior|above|earlier)\b|"
-    r"\b(system prompt|you are now|new instructions|as an ai)\b|"
-    r"\b(score|rate) (this|it|me)\b|\bscore\s*[:=]|忽略(之前|以上|前面)",
-    "igno disr forg syst you new as scor rate",
+    r"\b(ignore|disregard|forget) (all |any |the |your )?(previous|prior|above|earlier) "
+    r"(instructions?|prompts?|rules|directions|directives)\b|"
+    r"\b(you are now|new instructions|as an ai)\b|"
+    r"\b(score|rate) (this|it|me)\b|\bscore\s*[:=]|"
+    r"忽略(之前|以上|前面)的?(所有)?(指令|指示|提示|规则)",
+    "igno disr forg you new as scor rate",
 )
 _STOPWORDS_TEXT = (
     "the a an and or but so to of in on at for with from by about as is are was were be "
