@@ -23,7 +23,8 @@ _SAFEGUARDS = (
     r"verifications?|(?:two[- ]factor|2fa|mfa|multi[- ]factor)(?: auth(?:entication)?| checks?)?|"
     r"authentication|security (?:checks?|warnings?|prompts?|reviews?|questions?)|safety "
     r"(?:checks?|warnings?)|phishing warnings?|fraud (?:checks?|warnings?)|disclaimers?|"
-    r"caveats?|consent|identity (?:checks?|verification)|content (?:filters?|moderation))"
+    r"caveats?|consent|identity (?:checks?|verification)|content (?:filters?|moderation)|"
+    r"logging|audit (?:logs?|trail)|activity logs?)"
 )
 _ANSWERS = r"(?:answers?|repl(?:y|ies)|responses?|messages?|conversations?|chats?|outputs?)"
 
@@ -36,14 +37,45 @@ ACTIONS: tuple[Signal, ...] = (
             r"\b(?:skip|skipping|bypass|bypassing|disable|disabling|turn off|switch off|"
             r"circumvent|avoid|remove|drop|suppress|omit|leave out|no need for|(?:don't|do not|"
             r"never)\s+(?:need|ask for|show|add|include|give|issue|display|require))\s+(?:the\s+|"
-            rf"any\s+|all\s+|a\s+|their\s+|its\s+)?{_SAFEGUARDS}\b"
+            rf"any\s+|all\s+|a\s+|their\s+|its\s+)?{_SAFEGUARDS}\b|"
+            r"(?:跳过|绕过|关闭|取消|省略|不用|不需要|无需|停止|删除|清空)(?:所有的?|任何)?(?:确认|审批|"
+            r"验证|二次验证|身份验证|安全检查|安全提示|风险提示|免责声明|警告|日志记录|日志|审计|监控)|"
+            r"不要(?:再)?(?:加|添加|附上|给出)(?:任何)?(?:免责声明|警告|风险提示)"
         ),
         negatable=True,
         heads=heads(
             "skip bypa disa turn swit circ avoi remo drop supp omit leav no don do neve & conf "
             "appr veri two 2fa mfa mult auth secu safe phis frau disc cave cons iden cont usua "
-            "stan norm requ mand"
+            "stan norm requ mand logg audi acti"
         ),
+        han=han("跳过 绕过 关闭 取消 省略 不用 不需要 无需 不要 停止 删除 清空"),
+    ),
+    Signal(
+        "never-refuse",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\b(?:no longer|don't|do not|never|needn't|need not)\s+(?:need\s+to\s+|have\s+to\s+)?"
+            r"(?:refuse|decline|say no|push back|warn (?:the user|users|anyone)|add disclaimers)\b|"
+            r"\b(?:stop|quit)\s+(?:refusing|declining|warning)\b|(?:不再|不用|不必|不要|无需)(?:再)?"
+            r"(?:拒绝|警告|提醒用户)"
+        ),
+        heads=heads("no don do neve need stop quit & refu decl say push warn add"),
+        han=han("拒绝 警告 提醒用户"),
+    ),
+    Signal(
+        "lie-if-asked",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\bif\s+(?:they|the user|users|anyone|someone|customers?|he|she)?\s*(?:ever\s+)?"
+            r"(?:ask|asks|asked|inquire|inquires)\b[^.\n]{0,40}?\b(?:say|tell|answer|claim|deny|"
+            r"pretend|reply)\b|\b(?:say|tell (?:them|the user|users)|answer|claim|reply)\b[^.\n]"
+            r"{0,40}?\beven (?:though|if)\b|(?:如果|要是|若)[^。！？\n]{0,8}问(?:起|到)?(?:来)?"
+            r"[^。！？\n]{0,6}(?:就说|就回答|就告诉|就讲)"
+        ),
+        heads=heads("if say tell answ clai repl & ask asks aske inqu even"),
+        han=han("问"),
     ),
     Signal(
         "no-consent",
@@ -64,53 +96,73 @@ ACTIONS: tuple[Signal, ...] = (
         han=han("无需 不用 不必 不需要 未经 无人 人工"),
     ),
     Signal(
-        "any-action",
+        "any-command",
         "harm",
         MEDIUM,
         pattern(
             r"\b(?:execute|run)\s+(?:any|every|all|arbitrary|whatever)\s+(?:shell\s+|system\s+|"
             r"terminal\s+|sql\s+)?(?:commands?|code|scripts?|programs?|quer(?:y|ies))\b|"
-            r"\b(?:access|modify|delete|read|write|edit|change|overwrite|remove|wipe|transfer)"
-            r"\s+(?:(?:and|or)\s+\w+\s+)?(?:any|every|all|arbitrary)\s+(?:files?|records?|data|"
-            r"accounts?|repositories|repos|databases?|tables?|funds|money|amounts?)\b|"
-            r"\bdrop\s+(?:any\s+|all\s+|the\s+)?(?:production\s+)?tables?\b|\brm\s+-rf\b|"
-            r"\b(?:delete|remove|wipe|purge|drop|destroy|erase)\s+(?:all|every|any)\s+(?:[\w-]+\s+"
-            r")?"
-            r"(?:snapshots?|backups?|logs?|records?|files?|data|databases?|repos(?:itories)?|email"
-            r"s?|"
-            r"messages?|accounts?|users?|memories)\b|\b(?:approve|refund|pay|transfer|grant)\w*\s+"
-            r"(?:any|all|every|unlimited)\s+(?:amounts?|requests?|refunds?|payments?|transfers?)\b|"
-            r"\b(?:of|for|up to)\s+any\s+amount\b|\bpre-?approved\b|\bauto-?approv\w*|"
-            r"删除所有|清空所有|任意金额|预先批准|自动批准|"
-            r"(?:执行|运行)(?:任何|所有|任意)的?(?:命令|代码|脚本)|(?:删除|修改|访问)(?:任何|所有|任意)的?"
-            r"(?:文件|数据|记录|账户)|直接删(?:表|库)"
+            r"\brm\s+-rf\b|(?:执行|运行)(?:任何|所有|任意)的?(?:命令|代码|脚本)"
+        ),
+        heads=heads("exec run rm & comm code scri prog quer rf"),
+        han=han("执行 运行"),
+    ),
+    Signal(
+        "any-records",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\b(?:access|modify|delete|read|write|edit|change|overwrite|remove|wipe|transfer|"
+            r"purge|destroy|erase|drop)\s+(?:(?:and|or)\s+\w+\s+)?(?:any|every|all|arbitrary)\s+"
+            r"(?:[\w-]+\s+)?(?:files?|records?|data|accounts?|repositories|repos|databases?|"
+            r"tables?|funds|money|amounts?|snapshots?|backups?|logs?|emails?|messages?|users?|"
+            r"memories)\b|\bdrop\s+(?:the\s+)?(?:production\s+)?tables?\b|"
+            r"删除所有|清空所有|(?:删除|修改|访问)(?:任何|所有|任意)的?(?:文件|数据|记录|账户)|直接删(?:表|库)"
         ),
         heads=heads(
-            "exec run acce modi dele read writ edit chan over remo wipe tran drop rm purg dest "
-            "eras appr refu pay gran of for up pre auto & any ever all arbi what tabl rf amou pre "
-            "auto unli"
+            "acce modi dele read writ edit chan over remo wipe tran purg dest eras drop & file "
+            "reco data acco repo tabl fund mone amou snap back logs log emai mess user memo"
         ),
-        han=han("执行 运行 删除 修改 访问 删 清空 任意金额 批准"),
+        han=han("删除 清空 修改 访问 删"),
+    ),
+    Signal(
+        "any-amount",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\b(?:approve|refund|pay|transfer|grant)\w*\s+(?:any|all|every|unlimited)\s+"
+            r"(?:amounts?|requests?|refunds?|payments?|transfers?)\b|\b(?:of|for|up to)\s+any\s+"
+            r"amount\b|\bpre-?approved\b|\bauto-?approv\w*|任意金额|预先批准|自动批准"
+        ),
+        heads=heads("appr refu pay tran gran amou pre auto"),
+        han=han("任意金额 批准"),
+    ),
+    Signal(
+        "trusted-blindly",
+        "harm",
+        STRONG,
+        pattern(
+            r"\b(?:memories|notes|entries|records|messages|anything|everything|information|facts|"
+            r"data|answers?)\s+(?:written|stored|saved|posted|provided|coming|sent|from|by|tagged|"
+            r"labell?ed)\b[^.\n]{0,40}?\b(?:are|is)\s+(?:always|automatically|unconditionally)\s+"
+            r"(?:correct|true|right|trusted|trustworthy|authoritative|reliable|accurate|verified|"
+            r"approved|believed)\b|(?:写的|存的|发布的|提供的)(?:记忆|内容|信息)?[^。！？\n]{0,10}"
+            r"(?:永远|总是|一律|都)(?:是)?(?:正确|可信|真实|准确)"
+        ),
+        heads=heads("memo note entr reco mess anyt ever info fact data answ & alwa auto unco"),
+        han=han("永远 总是 一律 都"),
     ),
     Signal(
         "beyond-question",
         "harm",
         STRONG,
         pattern(
-            r"\b(?:memories|notes|entries|records|messages|anything|everything|information|facts|"
-            r"data|answers?)\s+(?:written|stored|saved|posted|provided|coming|sent|from|by|tagged|"
-            r"labell?ed)\b[^.\n]{0,40}?\b(?:are|is)\s+(?:always|automatically|unconditionally|to "
-            r"be)\s+(?:correct|true|right|trusted|trustworthy|authoritative|reliable|accurate|"
-            r"verified|approved|believed)\b|\b(?:must|should|shall|can|may)\s+(?:never|not)\s+be\s+"
-            r"(?:questioned|doubted|challenged|disputed|second-guessed|fact-checked)\b|"
-            r"(?:写的|存的|发布的|提供的)(?:记忆|内容|信息)?[^。！？\n]{0,10}(?:永远|总是|一律|都)(?:是)?"
-            r"(?:正确|可信|真实|准确)|(?:不得|不能|不可|不要|绝不能)(?:被)?(?:质疑|怀疑)"
+            r"\b(?:must|should|shall|can|may)\s+(?:never|not)\s+be\s+(?:questioned|doubted|"
+            r"challenged|disputed|second-guessed|fact-checked)\b|(?:不得|不能|不可|不要|绝不能)(?:被)?"
+            r"(?:质疑|怀疑)"
         ),
-        heads=heads(
-            "memo note entr reco mess anyt ever info fact data answ must shou shal can may & alwa "
-            "auto unco to ques doub chal disp seco fact"
-        ),
-        han=han("永远 总是 一律 质疑 怀疑"),
+        heads=heads("must shou shal can may & ques doub chal disp seco fact"),
+        han=han("质疑 怀疑"),
     ),
     Signal(
         "relayed-permission",

@@ -93,15 +93,17 @@ AUTHORITY: tuple[Signal, ...] = (
         STRONG,
         pattern(
             r"\b(?:overrides?|overriding|supersedes?|superseding|takes?\s+precedence\s+over|"
-            r"trumps?|outranks?|has\s+priority\s+over|invalidates?|voids?)\s+(?:all|any|every|each|"
+            r"trumps?|outranks?|has\s+priority\s+over|invalidates?|voids?|ranks?\s+(?:above|"
+            r"higher than|over)|(?:is|sits|stands)\s+above|takes?\s+priority\s+over|prevails?\s+"
+            r"over)\s+(?:all|any|every|each|"
             r"your)\s+(?:other\s+|previous\s+|prior\s+|earlier\s+|existing\s+|conflicting\s+|"
             r"older\s+|original\s+|system\s+)?(?:memories|memory|instructions?|prompts?|system "
             r"prompt|directives?|notes|guidelines?|safety (?:rules|guidelines|policies)|"
             r"programming|training)\b"
         ),
         heads=heads(
-            "over supe take trum outr prio inva void & memo inst prom syst dire note guid safe "
-            "prog trai"
+            "over supe take trum outr prio inva void rank is sits stan prev & memo inst prom syst "
+            "dire note guid safe prog trai"
         ),
     ),
     Signal(
@@ -189,6 +191,20 @@ AUTHORITY: tuple[Signal, ...] = (
         heads=heads("gran give assi auth elev prom clea & acce perm priv righ auth clea cont powe"),
     ),
     Signal(
+        "promoted",
+        "authority",
+        STRONG,
+        pattern(
+            r"\b(?:you|the assistant|the ai|the agent|agents?|assistants?)\s+(?:has|have|are|is)\s+"
+            r"(?:now\s+)?(?:been\s+)?(?:promoted|elevated|upgraded|made|appointed|named)\s+(?:to\s"
+            r"+)?"
+            r"(?:an?\s+|the\s+)?(?:admin(?:istrator)?|superuser|root|super ?admin)\b|你[^。！？\n]"
+            r"{0,4}被?(?:提升|提拔|任命|设为|升级|指定)为[^。！？\n]{0,12}(?:管理员|超级用户|root)"
+        ),
+        heads=heads("you assi ai agen & prom elev upgr made appo name"),
+        han=han("提升 提拔 任命 设为 升级 指定"),
+    ),
+    Signal(
         "override-mode",
         "authority",
         STRONG,
@@ -234,6 +250,25 @@ AUTHORITY: tuple[Signal, ...] = (
         grade=grade_hereby,
         heads=heads("you assi ai agen & auth allo perm empo enti clea"),
         han=han("授权"),
+    ),
+    Signal(
+        "on-orders",
+        "authority",
+        MEDIUM,
+        pattern(
+            r"\b(?:by order of|on (?:the )?orders? (?:of|from)|per (?:the )?(?:instructions?|order"
+            r"s?|"
+            r"request|directive) (?:of|from)|on behalf of|at the request of|as instructed by|as "
+            r"ordered by)\s+(?:the\s+|your\s+)?(?:system administrator|sysadmin|administrator|admi"
+            r"n|"
+            r"developers?|dev team|operators?|owner|security team|platform team|system|root|"
+            r"management)\b|(?:根据|按照|奉|遵照|依照)(?:系统管理员|管理员|开发者|开发团队|官方|安全团队|"
+            r"平台|系统)的?(?:命令|指示|要求|指令|授权)"
+        ),
+        heads=heads(
+            "by on per beha requ inst orde & admi deve dev oper owne secu plat syst root mana"
+        ),
+        han=han("根据 按照 奉 遵照 依照"),
     ),
     Signal(
         "as-owner",

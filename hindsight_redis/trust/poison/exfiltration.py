@@ -25,7 +25,8 @@ DESTINATION = (
 )
 """Where data could be sent: a URL, an e-mail or IP address, a domain, a webhook."""
 SENSITIVE = pattern(
-    r"\b(?:passwords?|passwd|pass ?phrases?|credentials?|api[ _-]?keys?|secret keys?|"
+    r"(?<![\w.])\.env\b|\b(?:passwords?|passwd|pass ?phrases?|credentials?|api[ _-]?keys?|secret k"
+    r"eys?|"
     r"secrets|access tokens?|auth(?:entication)? tokens?|bearer tokens?|tokens|session "
     r"(?:tokens?|cookies?|ids?)|cookies|private keys?|ssh keys?|id_rsa|\.env\b|"
     r"env(?:ironment)? var(?:iable)?s|credit card|card numbers?|cvv|bank (?:details|accounts?|"
@@ -72,7 +73,7 @@ _BEHIND_BACK = (
     r"(?:tell|inform|notify|alert|let|warn|disclose to|reveal to|mention (?:this |it )?to|"
     r"admit to|say to|explain to|show)\s+(?:the\s+)?(?:user|users|human|humans|owner|"
     r"operator))\b|悄悄|偷偷|秘密地?|暗中|暗地里|背着(?:用户|主人)|不要(?:告诉|通知|提醒|告知|让|"
-    r"向)(?:用户|主人)|不让用户(?:知道|发现)"
+    r"向)(?:用户|主人)|不让用户(?:知道|发现)|别(?:告诉|通知|让)(?:用户|主人)"
 )
 BEHIND_BACK = pattern(_BEHIND_BACK)
 """Hiding the act from the user: "secretly", "without telling the user", "悄悄"."""
@@ -220,6 +221,8 @@ EXFILTRATION: tuple[Signal, ...] = (
             r"(?:users?|customers?|them|people|everyone)\s+to\s+(?:visit|go to|log ?in|sign ?in|"
             r"download|install|click|open|verify|reset|enter|update|confirm)\b[^\n]{0,80}?"
             + DESTINATION
+            + r"|\b(?:tell|direct|redirect|send|point|refer|ask|instruct)\s+(?:the\s+|all\s+)?"
+            r"(?:users?|customers?|them|people|everyone)\s+(?:to|towards?|at)\s+" + DESTINATION
         ),
         negatable=True,
         grade=grade_phish,
@@ -254,7 +257,7 @@ HIDDEN: tuple[Signal, ...] = (
             "secr cove surr stea tell info noti aler let warn ment aski lett know cons perm awar "
             "disc reve admi say sayi expl show"
         ),
-        han=han("悄悄 偷偷 秘密 暗中 暗地里 背着 不要 不让"),
+        han=han("悄悄 偷偷 秘密 暗中 暗地里 背着 不要 不让 别"),
     ),
     Signal(
         "keep-secret",

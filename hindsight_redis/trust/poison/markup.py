@@ -48,9 +48,8 @@ MARKUP: tuple[Signal, ...] = (
         "markup",
         STRONG,
         pattern(
-            r"</?\s*(?:system|sys|system[_ -]?(?:prompt|message|instructions?)|instructions?|"
-            r"developer|admin|administrator|prompt|override|root|hidden[_ -]instructions?|"
-            r"secret[_ -]instructions?|important[_ -]instructions?)\b[^<>\n]{0,40}>"
+            r"</?\s*(?:[a-z]+[_-])*(?:system|sys|instructions?|developer|admin|administrator|"
+            r"prompt|override|root)(?:[_-][a-z]+)*\b[^<>\n]{0,40}>"
         ),
         grade=grade_markup,
         heads=heads("< & syst sys deve admi prom over root hidd secr impo inst"),
@@ -60,9 +59,9 @@ MARKUP: tuple[Signal, ...] = (
         "markup",
         STRONG,
         pattern(
-            r"</\s*(?:memory|memories|context|document|documents|data|entry|user|assistant|tool|"
-            r"tool_result|function_results|search_results|results?|untrusted|input|conversation|"
-            r"message|note|retrieved|recall)\s*>"
+            r"</\s*(?:[a-z]+[_-])*(?:memory|memories|context|document|documents|data|entry|user|"
+            r"assistant|tool|results?|untrusted|input|conversation|message|note|retrieved|recall)"
+            r"(?:[_-][a-z]+)*\s*>"
         ),
         grade=grade_markup,
         heads=heads(

@@ -60,7 +60,9 @@ _OBJECTS = (
     r"constraints?|limitations?|orders|commands|(?:content |safety )?filters?|filtering|"
     r"directions|configuration|config|setup|operating (?:rules|procedures|principles)|"
     r"censorship|safety (?:checks|measures|settings|features|protocols|polic(?:y|ies))|"
-    r"everything (?:you (?:were|have been|'ve been) told|(?:that )?came before|above|before this))"
+    r"everything (?:you (?:were|have been|'ve been) told|(?:that )?came before|above|before this)|"
+    r"what(?:ever)? (?:you (?:were|have been|'ve been)|your [\w-]+(?: [\w-]+)? (?:has |have )?)"
+    r"(?:told|given|instructed|taught|said)(?: (?:to )?you)?)"
 )
 _TOPIC = pattern(
     r"\s+(?:about|on|regarding|concerning|for(?! the rest| now| this session| the remainder| "
@@ -99,7 +101,9 @@ _CONTROL_YOU = (
 _INVALID = (
     r"(?:outdated|obsolete|revoked|void|null|invalid|expired|cancell?ed|suspended|lifted|"
     r"superseded|replaced|overridden|deprecated|retired|wrong|incorrect|disabled|removed|"
-    r"reset|wiped|irrelevant|meaningless|fake|a test|no longer (?:valid|applicable|in effect|"
+    r"reset|wiped|irrelevant|meaningless|fake|a test|rolled back|turned off|switched off|"
+    r"reverted|undone|paused|lifted|never existed|gone|(?:don't|do not|doesn't) exist|"
+    r"no longer (?:valid|applicable|in effect|"
     r"active|binding|apply|applies|relevant|needed|required|matter|count)|(?:do|does|did) not "
     r"(?:matter|apply|count)|(?:don't|doesn't|didn't) (?:matter|apply|count)|mean nothing)"
 )
@@ -117,7 +121,11 @@ def grade_override(match: re.Match[str], text: str) -> float:
     after = text[match.end() : match.end() + 40]
     if qualifiers & {"my", "our"} or _TOPIC.match(after):
         return MEDIUM
-    if qualifiers & STRONG_QUALIFIERS or obj.startswith("everything") or _TOLD.match(after):
+    if (
+        qualifiers & STRONG_QUALIFIERS
+        or obj.startswith(("everything", "what"))
+        or _TOLD.match(after)
+    ):
         return STRONG
     if _SPECIFIC.fullmatch(obj) or _SPECIFIC.fullmatch(f"{' '.join(qualifiers)} {obj}".strip()):
         return STRONG
@@ -138,7 +146,8 @@ ZH_STRONG_QUALIFIERS = tuple(_ZH_STRONG_QUALIFIER_WORDS.split())
 """``STRONG_QUALIFIERS`` in Chinese."""
 _ZH_OBJECTS = (
     r"(?:指令|指示|系统提示|提示词|规则|设定|约束|限制|安全策略|安全规定|安全规则|安全准则|安全限制|"
-    r"内容政策|内容策略|准则|守则|规定|命令|记忆|上下文|人设|编程|训练|指导|指引)"
+    r"内容政策|内容策略|准则|守则|规定|命令|记忆|上下文|人设|编程|训练|指导|指引|一切|所有内容|"
+    r"全部内容)"
 )
 _ZH_SPECIFIC = (
     "系统提示",
@@ -199,9 +208,12 @@ OVERRIDE: tuple[Signal, ...] = (
             rf"have been|got|now|been)?\s*(?:now\s+)?{_INVALID}\b|\b(?:all\s+)?(?:the\s+)?"
             r"(?:previous|prior|earlier|above|existing|original|system)\s+(?:instructions|"
             r"directives|system prompt|prompts?|guardrails|programming|guidelines|restrictions|"
-            rf"safety rules)\s+(?:are|is|were|was|have been|has been)?\s*(?:now\s+)?{_INVALID}\b"
+            rf"safety rules)\s+(?:are|is|were|was|have been|has been)?\s*(?:now\s+)?{_INVALID}\b|"
+            r"\bpretend\s+(?:that\s+)?(?:the\s+|your\s+|all\s+)?(?:(?:earlier|previous|prior|above|"
+            r"original|old|system|existing)\s+)?(?:rules|instructions|guidelines|directives|"
+            r"prompts?|restrictions)\s+(?:never existed|(?:don't|do not) exist|are gone|were never)"
         ),
-        heads=heads(f"{_CONTROL_HEADS} & your you prev prio earl abov exis orig syst all the"),
+        heads=heads(f"{_CONTROL_HEADS} & your you prev prio earl abov exis orig syst pret"),
     ),
     Signal(
         "new-orders",
@@ -306,7 +318,7 @@ OVERRIDE: tuple[Signal, ...] = (
             r"你的(?:系统提示|提示词|指令|设定|安全(?:限制|规则|准则)|内容过滤|准则|编程|配置|上下文|"
             r"规则|人设|搜索结果|检索结果)"
         ),
-        heads=heads(f"your you its in & {_CONTROL_HEADS}"),
+        heads=heads(f"your you its & {_CONTROL_HEADS}"),
         han=han("你的"),
     ),
     Signal(
@@ -324,12 +336,13 @@ OVERRIDE: tuple[Signal, ...] = (
         STRONG,
         pattern(
             r"(?:之前|以前|先前|此前|以上|上述|前面|原有|原来|所有|你的|系统)的?(?:所有|全部|一切)?"
-            r"(?:指令|指示|提示词|系统提示|设定|限制|约束|安全规则)(?:都|全部|一律|均|已经|已)?"
+            r"(?:指令|指示|提示词|系统提示|设定|限制|约束|安全规则|准则)(?:都|全部|一律|均|已经|已)?"
             r"(?:作废|无效|失效|过期|过时|不再有效|不再适用|不算数|取消|废除|解除|被覆盖|被取消|被撤销|"
-            r"被重置|失去效力)"
+            r"被重置|失去效力|被替换|被换掉|被更换|替换)"
         ),
         han=han(
-            "作废 无效 失效 过期 过时 不再 不算数 取消 废除 解除 被覆盖 被撤销 被重置 失去效力"
+            "作废 无效 失效 过期 过时 不再 不算数 取消 废除 解除 被覆盖 被撤销 被重置 失去效力 "
+            "替换 换掉 更换"
         ),
     ),
     Signal(
@@ -346,7 +359,7 @@ OVERRIDE: tuple[Signal, ...] = (
         "zh-new-instructions",
         "override",
         MEDIUM,
-        pattern(r"新的?(?:指令|指示)[:：]"),
+        pattern(r"新的?(?:指令|指示)\s*[:：—\-]"),
         han=han("指令 指示"),
     ),
     Signal(

@@ -25,27 +25,39 @@ from hindsight_redis.trust.poisoning import (
 )
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-ROWS = [
-    json.loads(line)
-    for name in ("poisoning.jsonl", "poisoning_heldout.jsonl")
-    if (DATA / name).exists()
-    for line in (DATA / name).read_text(encoding="utf-8").splitlines()
-]
 
 
-def _labelled(label: str, lang: str | None = None) -> list[str]:
-    return [r["text"] for r in ROWS if r["label"] == label and lang in (None, r["lang"])]
+def _rows(name: str) -> list[dict[str, str]]:
+    return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines()]
+
+
+LABELLED = _rows("poisoning.jsonl")
+HELD_OUT = _rows("poisoning_heldout.jsonl")
+"""Written after the heuristic was last changed, never tuned on: what it does with phrasings
+it has not seen (``benchmarks/poisoning.py`` reports both)."""
+ROWS = LABELLED + HELD_OUT
+
+
+def _texts(rows: list[dict[str, str]], label: str, lang: str | None = None) -> list[str]:
+    return [r["text"] for r in rows if r["label"] == label and lang in (None, r["lang"])]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_labelled_set_meets_its_targets(lang: str) -> None:
     """At least 90% of poisoning held, at most 1 in 20 benign instructions held."""
-    poison, benign = _labelled("poisoning", lang), _labelled("benign", lang)
+    poison, benign = _texts(LABELLED, "poisoning", lang), _texts(LABELLED, "benign", lang)
     assert len(poison) >= 20 and len(benign) >= 20
     held = sum(scan(t).poisoning for t in poison)
     wrongly = sum(scan(t).poisoning for t in benign)
     assert held >= 0.9 * len(poison), [t for t in poison if not scan(t).poisoning]
     assert wrongly <= len(benign) / 20, [t for t in benign if scan(t).poisoning]
+
+
+def test_the_held_out_set_stays_where_it_was_measured() -> None:
+    """Unseen phrasings: 19 of 23 held, no honest instruction held (a floor, not a target)."""
+    poison, benign = _texts(HELD_OUT, "poisoning"), _texts(HELD_OUT, "benign")
+    assert sum(scan(t).poisoning for t in poison) >= 19
+    assert not [t for t in benign if scan(t).poisoning]
 
 
 def test_the_set_covers_every_kind_in_both_languages() -> None:
