@@ -19,6 +19,7 @@ SUITE: dict[str, str] = {
     "filters": "benchmarks.filters",
     "contradictions": "benchmarks.contradictions",
     "crosslang": "benchmarks.crosslang",
+    "poisoning": "benchmarks.poisoning",
     "load": "benchmarks.load.run",
     "memory": "benchmarks.memory",
     "sweep": "benchmarks.sweep",
