@@ -50,6 +50,7 @@ from hindsight_redis.redis.connection import open_redis, require_search, resolve
 from hindsight_redis.redis.server.profiles import get_profile
 from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
+from hindsight_redis.trust.audit import CALLER_HOW
 from hindsight_redis.write.session_tails import SessionTails, context_depth
 from hindsight_redis.write.writer import StreamWriter
 
@@ -127,6 +128,17 @@ class AsyncMemoryClient:
         if problem is not None:
             raise InvalidArgument(f"as_agent {problem}")
         return as_agent
+
+    def provenance(self, as_agent: str | None = None) -> str:
+        """How the caller of a call was identified: ``token`` (a service calling with an HTTP
+        token's identity: ``trust.audit.identified_by``), ``argument`` (``as_agent``),
+        ``settings`` (``Settings.agent_id``), or "" (no identity: an operator)."""
+        told = CALLER_HOW.get()
+        if told:
+            return told
+        if as_agent is not None:
+            return "argument"
+        return "settings" if self.settings.agent_id else ""
 
     def _viewer(self, as_agent: str | None) -> str | None:
         """Whose view a read by id gets; None for a caller with no identity (an operator)."""
@@ -332,6 +344,7 @@ class AsyncMemoryClient:
                 f"memory {memory_id!r} is protected; forget it with force=True "
                 "(CLI --force, MCP force) or lift the protection first"
             )
+        await self.pool.record("forget", as_agent=as_agent, ids=[memory_id], force=int(force))
         record = await self.get(memory_id, as_agent=as_agent)
         assert record is not None
         return record
@@ -348,13 +361,19 @@ class AsyncMemoryClient:
         visible = [p for p in partners if await self.get(p, as_agent=as_agent) is not None]
         if visible:
             by = self.caller(as_agent) or "operator"
-            await undo_pairs(await self.connect(), self.keys, memory_id, visible, by=by)
+            undone = await undo_pairs(await self.connect(), self.keys, memory_id, visible, by=by)
+            await self.pool.record(
+                "resolve", as_agent=as_agent, ids=[memory_id, *visible], keep="undo", undone=undone
+            )
             record = await self.get(memory_id, as_agent=as_agent)
             if record is not None and record.status != "archived":
+                await self.pool.record("restore", as_agent=as_agent, ids=[memory_id])
                 return record
-        return await self._set_fields(
+        restored = await self._set_fields(
             memory_id, as_agent, status="active", archived_at="", archive_reason=""
         )
+        await self.pool.record("restore", as_agent=as_agent, ids=[memory_id])
+        return restored
 
     async def protect(
         self, memory_id: str, protected: bool = True, *, as_agent: str | None = None
@@ -375,6 +394,8 @@ class AsyncMemoryClient:
     resolve_conflict = on_pool(PoolOperations.resolve_conflict)
     conflict_resolutions = on_pool(PoolOperations.conflict_resolutions)
     reindex = on_pool(PoolOperations.reindex)
+    erase = on_pool(PoolOperations.erase)
+    audit = on_pool(PoolOperations.audit)
 
 
 def _known_keywords(method: str, options: Mapping[str, Any], known: Sequence[str]) -> None:

@@ -101,3 +101,5 @@ class MemoryClient:
     resolve_conflict = _blocking(AsyncMemoryClient.resolve_conflict)
     conflict_resolutions = _blocking(AsyncMemoryClient.conflict_resolutions)
     reindex = _blocking(AsyncMemoryClient.reindex)
+    erase = _blocking(AsyncMemoryClient.erase)
+    audit = _blocking(AsyncMemoryClient.audit)

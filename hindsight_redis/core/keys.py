@@ -152,6 +152,25 @@ class Keys:
         """Hash of the writes held for review (``trust``): memory id -> the held write."""
         return f"{self.base}:held"
 
+    @property
+    def erased(self) -> str:
+        """Set of the memory ids erased (``trust.erasure``): an import never brings them back."""
+        return f"{self.base}:erased"
+
+    @property
+    def exports(self) -> str:
+        """Hash of the export files written (``lifecycle.exports``): path -> when, how many."""
+        return f"{self.base}:exports"
+
+    def export_ids(self, path_digest: str) -> str:
+        """The ids of the memories one export file holds (compressed), for ``erase`` to name it."""
+        return f"{self.base}:export-ids:{path_digest}"
+
+    @property
+    def rebuild(self) -> str:
+        """Scratch stream an erasure rebuilds a stream into, then renames over it."""
+        return f"{self.base}:rebuild"
+
     def item(self, digest: str) -> str:
         """A keyed item (``items``): a value under a path and key, beside its memory."""
         return f"{self.base}:item:{digest}"

@@ -5,11 +5,13 @@ docstring is the Lua body. Every key a script touches comes in KEYS and
 shares the namespace hash tag, so the scripts also run on a cluster.
 ``stream``: the write path and the workers; ``memories``: refine, access
 counts, updates; ``lifecycle``: forget, sweeps, purge and import; ``conflicts``:
-conflict review; ``items``: keyed items (``client/items.py``).
+conflict review; ``items``: keyed items (``client/items.py``); ``erasure``: streams
+rebuilt without erased entries, memories unlinked from them (``trust.erasure``).
 """
 
 from hindsight_redis.redis.lua import execute
 from hindsight_redis.redis.scripts.conflicts import resolve_pair, undo_pair
+from hindsight_redis.redis.scripts.erasure import rebuild_stream, unlink_erased
 from hindsight_redis.redis.scripts.items import delete_item, put_item, retarget_item
 from hindsight_redis.redis.scripts.lifecycle import (
     archive_if_unchanged,
@@ -33,6 +35,7 @@ from hindsight_redis.redis.scripts.stream import (
     leave_group,
     neighbours,
     replay,
+    trim_acked,
     write_events,
 )
 
@@ -59,12 +62,15 @@ __all__ = [
     "neighbours",
     "purge_if_unchanged",
     "put_item",
+    "rebuild_stream",
     "record_if_absent",
     "refine",
     "replay",
     "resolve_pair",
     "retarget_item",
+    "trim_acked",
     "undo_pair",
+    "unlink_erased",
     "update_existing",
     "write_events",
 ]
