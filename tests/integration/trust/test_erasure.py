@@ -158,7 +158,7 @@ async def test_erasing_a_tag_leaves_no_byte_of_it_and_keeps_the_others(
     assert counts["outcomes"] == 5  # kept, resolved, dropped, twin (merged) and the held one
     assert counts["idempotency_keys"] == 1 and counts["drop_log"] == 1
     assert counts["resolutions"] == 1 and counts["links"] == 1  # bob's memory, unlinked
-    assert counts["content_claims"] == 2 and counts["access_counts"] == 1
+    assert counts["content_claims"] == 2 and counts["access_counts"] >= 1  # searched
     assert preview.erased == counts
     assert [(e.path, e.holding) for e in receipt.exports] == [(str(exported.resolve()), 2)]
     assert receipt.audit_id and not preview.audit_id
@@ -170,7 +170,8 @@ async def test_erasing_a_tag_leaves_no_byte_of_it_and_keeps_the_others(
     assert unlinked is not None and unlinked.resolved_with == () and unlinked.resolution is None
     for memory_id in erased:
         assert await client.get(memory_id) is None
-    assert await client.search("Quimby passport Osaka", top_k=5) == []
+    assert await client.search("Quimby passport Osaka", mode="keyword") == []
+    assert not {h.id for h in await client.search("Quimby passport Osaka", top_k=10)} & erased
     assert await store.get(("prefs", "alice"), "mug") is None
     assert await store.paths() == {}
     stats = await client.stats()
