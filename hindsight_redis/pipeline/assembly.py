@@ -29,6 +29,7 @@ from hindsight_redis.settings import (
     IndexSettings,
     LLMSettings,
     SearchSettings,
+    TrustSettings,
     WorkerSettings,
 )
 
@@ -73,13 +74,15 @@ class SharedParts:
 class PipelineSettings:
     """The groups a namespace's own part of the pipeline is built from: its index
     (``MemoryIndex`` reads ``index``, ``search`` and ``embedding``), the dedup
-    thresholds, and the worker's (the refiner's batch; the consumer reads the rest)."""
+    thresholds, the worker's (the refiner's batch; the consumer reads the rest), and
+    ``trust`` (how long the audit trail keeps the writes committed)."""
 
     worker: WorkerSettings
     dedup: DedupSettings
     index: IndexSettings
     search: SearchSettings
     embedding: EmbeddingSettings
+    trust: TrustSettings = field(default_factory=TrustSettings)
 
 
 def shared_parts(
