@@ -8,9 +8,11 @@ Each call acts as a ``Principal``: over HTTP the one of the request's bearer
 token (``http_service`` checks it), otherwise the settings' namespace and
 ``agent_id``. A tool argument can narrow a search, never widen who the
 caller is or what it may see; only an admin token may record another agent
-as a memory's writer. ``serve_stdio`` also runs an in-process worker unless
-told not to, so a lone ``hindsight-redis mcp`` indexes what it is given;
-``service.run`` picks the transport.
+as a memory's writer, or erase (``memory_erase``). What a token's call
+changes is recorded in the audit trail as identified by ``token``.
+``serve_stdio`` also runs an in-process worker unless told not to, so a lone
+``hindsight-redis mcp`` indexes what it is given; ``service.run`` picks the
+transport.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from hindsight_redis.service.tokens import Principal, Scope
 from hindsight_redis.service.tools import TOOLS, ToolSpec
 from hindsight_redis.service.workers import background_workers
 from hindsight_redis.settings import Settings
+from hindsight_redis.trust.audit import identified_by
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -105,7 +108,11 @@ class ToolClients:
                 f"this tool needs {needed!r}"
             )
         try:
-            return await action(await self.client(principal.namespace), principal)
+            client = await self.client(principal.namespace)
+            if not principal.token_id:
+                return await action(client, principal)
+            with identified_by("token"):
+                return await action(client, principal)
         except HindsightError as e:
             hint = "retryable" if e.retryable else "not retryable"
             raise ToolError(f"{type(e).__name__} ({hint}): {e}") from e

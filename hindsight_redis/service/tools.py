@@ -78,6 +78,17 @@ class ConflictsArguments(_Arguments):
     limit: int = 20
 
 
+class EraseArguments(_Arguments):
+    """``memory_erase``: what to erase (any of them: their union)."""
+
+    ids: list[str] | None = Field(None, description="Memory ids to erase.")
+    agent_id: str | None = Field(None, description="Erase everything this agent wrote.")
+    tag: str | None = Field(None, description='Erase every memory with this tag ("user:alice").')
+    session_id: str | None = Field(None, description="Erase every memory of this session.")
+    source: str | None = Field(None, description="Erase every memory from this source.")
+    dry_run: bool = Field(False, description="Only find and count; erase nothing.")
+
+
 class ResolveArguments(_Arguments):
     """``memory_resolve_conflict``."""
 
@@ -167,6 +178,19 @@ async def _resolve(c: AsyncMemoryClient, p: Principal, a: ResolveArguments) -> J
             a.memory_id, a.keep, other_id=a.other_id, note=a.note, as_agent=p.agent_id
         )
     )
+
+
+async def _erase(c: AsyncMemoryClient, p: Principal, a: EraseArguments) -> JSON:
+    receipt = await c.erase(
+        a.ids or None,
+        agent_id=a.agent_id,
+        tag=a.tag,
+        session_id=a.session_id,
+        source=a.source,
+        dry_run=a.dry_run,
+        as_agent=p.agent_id or None,
+    )
+    return plain(receipt)
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -301,6 +325,23 @@ TOOLS: tuple[ToolSpec, ...] = (
         scope="write",
         returns=list[dict[str, Any]],
         run=_resolve,
+    ),
+    ToolSpec(
+        name="memory_erase",
+        title="Erase memories for good",
+        description=(
+            "Erase every copy of memories, for good (a person's right to erasure): by ids, "
+            'the agent that wrote them, a tag (e.g. "user:alice"), a session or a source; '
+            "what any of them names goes, processed or not. Not undoable, unlike "
+            "memory_forget. Returns a receipt: what was erased where, a digest of the ids, "
+            "and the export files that still hold some (to delete by hand); it is recorded "
+            "in the audit trail with who asked. dry_run=true only counts. Admin tokens only."
+        ),
+        arguments=EraseArguments,
+        scope="admin",
+        returns=dict[str, Any],
+        run=_erase,
+        destructive=True,
     ),
 )
 """Every tool, in the order adapters list them."""
