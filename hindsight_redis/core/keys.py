@@ -35,6 +35,11 @@ class Keys:
         """``SCAN MATCH`` pattern of every key of this namespace."""
         return glob_escape(self.base) + ":*"
 
+    def pattern_of(self, kind: str) -> str:
+        """``SCAN MATCH`` pattern of the namespace's keys of one kind (``content``: the
+        content claims, ``outcome``...)."""
+        return f"{glob_escape(self.base)}:{glob_escape(kind)}:*"
+
     @property
     def stream(self) -> str:
         """The write stream workers consume."""

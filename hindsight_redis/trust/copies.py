@@ -115,6 +115,8 @@ class Copies:
     """Memory ids with a hash (``Keys.doc``)."""
     stream: list[str] = field(default_factory=list)
     """Stream entry ids of erased writes."""
+    stream_read_to: str = "0-0"
+    """The last stream entry read (``later_entries`` reads the ones appended since)."""
     unprocessed: int = 0
     """Of ``stream``, those the workers have not processed (pending or never delivered)."""
     dead_letters: list[str] = field(default_factory=list)
@@ -257,6 +259,7 @@ async def find_copies(redis: Redis, keys: Keys, selector: Selector) -> Copies:
     ids = copies.ids
     copies.docs = ids & set(docs)
     copies.stream = [i for i, e in events if e is not None and e.event_id in ids]
+    copies.stream_read_to = stream[-1][0] if stream else "0-0"
     copies.unprocessed = await _unprocessed(redis, keys, copies.stream)
     copies.dead_letters = [i for i, _, e in dead if e is not None and e.event_id in ids]
     copies.dead_entry_ids = [j for _, j, e in dead if e is not None and e.event_id in ids and j]
@@ -405,6 +408,25 @@ async def _counts_and_links(
             copies.links[memory_id] = drop.get(memory_id, set())
     retired: Any = await redis.smembers(keys.item_retired)
     copies.item_retired = {as_text(m) for m in retired} & ids
+
+
+async def later_entries(redis: Redis, keys: Keys, after: str, ids: set[str]) -> list[str]:
+    """Entries of erased writes appended after ``after``: a dead letter replayed meanwhile
+    (``dlq replay`` puts it back under a new entry id)."""
+    later: Any = await redis.xrange(keys.stream, min="(" + after, max="+")
+    found = [(as_text(i), _event(dict(f or {}))) for i, f in later or []]
+    return [i for i, e in found if e is not None and e.event_id in ids]
+
+
+async def claims_naming(redis: Redis, keys: Keys, ids: set[str]) -> list[str]:
+    """The content-claim keys naming one of ``ids`` (a worker may have written one since the
+    copies were found)."""
+    names = [as_text(k) async for k in redis.scan_iter(match=keys.pattern_of("content"))]
+    found = []
+    for chunk in _chunks(names):
+        holders: Any = await redis.mget(list(chunk))
+        found += [name for name, h in zip(chunk, holders, strict=True) if as_text(h) in ids]
+    return found
 
 
 async def _items(redis: Redis, keys: Keys, copies: Copies, scan: _Scan) -> None:

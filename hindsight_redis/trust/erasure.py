@@ -3,17 +3,18 @@
 ``erase`` finds the copies (``copies.find_copies``: by ids, writer, tag,
 session or source, their union), then, unless ``dry_run``, removes them:
 
-1. the stream is rebuilt without the erased entries (``scripts.rebuild_stream``:
-   ``XDEL`` would leave their bytes in the stream's nodes); an entry a worker
-   holds is then only acknowledged when it commits, never indexed, and one
-   never processed is counted as processed (the backlog drains);
+1. the dead letters are rebuilt without theirs (``scripts.rebuild_stream``:
+   ``XDEL`` would leave their bytes in the stream's nodes), so none is replayed
+   from now on; so are the drop log and the resolutions log, without the lines
+   about them; then the stream, without their entries (and those of dead
+   letters replayed meanwhile): an entry a worker holds is then only
+   acknowledged when it commits, never indexed, and one never processed is
+   counted as processed (the backlog drains);
 2. per write: the memory hash, outcome, idempotency, notify and refine-claim
    keys, the held write, the access and merge counts, the workers' errors;
-3. the dead letters are rebuilt without theirs; the drop log and the
-   resolutions log without the lines about them;
-4. the memories that stay are unlinked from them (``scripts.unlink_erased``);
+3. the memories that stay are unlinked from them (``scripts.unlink_erased``);
    the keyed items pointing at them and the content claims naming them go;
-5. their ids join ``Keys.erased`` (an import of an older export skips them),
+4. their ids join ``Keys.erased`` (an import of an older export skips them),
    the export files still holding them are listed (files are the operator's to
    delete), and the receipt is recorded in the audit trail (action ``erase``:
    who asked, counts, the digest of the ids; never content).
@@ -45,8 +46,10 @@ from hindsight_redis.trust.copies import (
     BATCH,
     Copies,
     Selector,
+    claims_naming,
     find_copies,
     item_members_key,
+    later_entries,
     per_write_key,
 )
 
@@ -236,23 +239,6 @@ async def _remove(redis: Redis, keys: Keys, copies: Copies) -> dict[str, int]:
     counts = _found_counts(copies)
     ids = sorted(copies.ids)
     with redis_errors("erase the stream entries"):
-        dropped, counted, unread = await scripts.rebuild_stream(
-            redis,
-            stream=keys.stream,
-            scratch=keys.rebuild,
-            stats=keys.stats,
-            group=keys.group,
-            drop=copies.stream,
-        )
-    counts["stream"], counts["unprocessed"] = int(dropped), int(counted) + int(unread)
-    with redis_errors("erase the memories and their keys"):
-        removed = await _delete_per_write(redis, keys, ids)
-        counts.update(removed)
-        await _hdel(redis, keys.errors, [*copies.stream, *copies.dead_entry_ids])
-        counts["held"] = await _hdel(redis, keys.held, ids)
-        counts["access_counts"] = await _hdel(redis, keys.access_log, ids)
-        counts["merge_log"] = await _hdel(redis, keys.merge_log, ids)
-    with redis_errors("erase the dead letters and logs"):
         for stream, drop, place in (
             (keys.dead_letters, copies.dead_letters, "dead_letters"),
             (keys.recent_drops, copies.drop_log, "drop_log"),
@@ -268,6 +254,23 @@ async def _remove(redis: Redis, keys: Keys, copies: Copies) -> dict[str, int]:
                     drop=drop,
                 )
                 counts[place] = int(reply[0])
+        replayed = await later_entries(redis, keys, copies.stream_read_to, copies.ids)
+        dropped, counted, unread = await scripts.rebuild_stream(
+            redis,
+            stream=keys.stream,
+            scratch=keys.rebuild,
+            stats=keys.stats,
+            group=keys.group,
+            drop=[*copies.stream, *replayed],
+        )
+    counts["stream"], counts["unprocessed"] = int(dropped), int(counted) + int(unread)
+    with redis_errors("erase the memories and their keys"):
+        removed = await _delete_per_write(redis, keys, ids)
+        counts.update(removed)
+        await _hdel(redis, keys.errors, [*copies.stream, *copies.dead_entry_ids])
+        counts["held"] = await _hdel(redis, keys.held, ids)
+        counts["access_counts"] = await _hdel(redis, keys.access_log, ids)
+        counts["merge_log"] = await _hdel(redis, keys.merge_log, ids)
     with redis_errors("unlink the memories that stay"):
         counts["links"] = await _unlink(redis, keys, copies)
         counts["items"] = await _delete_items(redis, keys, copies)
@@ -346,9 +349,11 @@ async def _delete_items(redis: Redis, keys: Keys, copies: Copies) -> int:
 
 
 async def _delete_claims(redis: Redis, keys: Keys, copies: Copies) -> int:
-    """Delete the content claims naming an erased memory (the key is a digest of its text)."""
+    """Delete the content claims naming an erased memory (the key is a digest of its text),
+    those found and any a worker wrote since."""
+    claims = {*copies.content_claims, *await claims_naming(redis, keys, copies.ids)}
     deleted = 0
-    for chunk in _chunks(copies.content_claims):
+    for chunk in _chunks(sorted(claims)):
         deleted += int(await redis.delete(*chunk))
     return deleted
 

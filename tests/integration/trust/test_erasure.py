@@ -254,3 +254,22 @@ async def test_selectors_are_a_union_and_must_name_something(client: AsyncMemory
     assert by_source.ids == (third.id,) and by_source.erased["stream"] == 1
     assert by_source.erased["unprocessed"] == 1
     assert (await client.stats())["accepted"] == 2  # as if never written (no worker saw it)
+
+
+async def test_a_dead_letter_replayed_while_erasing_is_erased_too(
+    client: AsyncMemoryClient, drain: Drain, redis: Redis
+) -> None:
+    from hindsight_redis.trust.copies import find_copies
+    from hindsight_redis.trust.erasure import _remove, selector_of
+
+    poison = await client.write(POISON, tags=[ALICE])
+    await drain(extra_stages=[FailOn("Krellwyn", InvalidMemory("refused by the test"))])
+    copies = await find_copies(redis, client.keys, selector_of(tag=ALICE))
+    assert copies.dead_letters and not copies.stream
+    assert len(await client.replay_dead_letters()) == 1  # between the find and the removal
+    counts = await _remove(redis, client.keys, copies)
+    assert (counts["dead_letters"], counts["stream"], counts["unprocessed"]) == (0, 1, 1)
+    report = await drain()
+    assert (report.indexed, report.dead_lettered) == (0, 0)
+    assert await client.get(poison.id) is None
+    assert (await client.stats())["backlog"] == 0
