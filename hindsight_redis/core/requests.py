@@ -279,9 +279,13 @@ def parse_write(
     max_tags: int,
     default_wait_s: float = 30.0,
     now: float | None = None,
+    provenance: str = "",
+    hold: str | None = None,
 ) -> WriteRequest:
     """Validate a write's fields (``content`` and ``WriteOptions``) into a ``WriteRequest``.
 
+    ``provenance`` and ``hold`` are the write edge's (``MemoryEvent``'s fields of the
+    same names): how the writer was identified, and why the write must be held.
     ``InvalidMemory`` names the first bad field and what is wrong with it.
     """
     unknown = fields.keys() - _WRITE_FIELD_SET
@@ -319,6 +323,8 @@ def parse_write(
         notify=wait,
         half_life_days=half_life,
         occurred_at=occurred,
+        provenance=provenance,
+        hold=hold,
     )
     return WriteRequest(event, wait_s if wait else None, keyed=key is not None)
 

@@ -116,10 +116,11 @@ def _marked(text: str) -> bytes:
     return text.encode("latin-1", "replace").translate(_MARK)
 
 
-def _cue_at(marked: bytes, at: int) -> bool:
+def _cue_at(marked: bytes, at: int, start: int = 0) -> bool:
     """Whether the "pass" or "pw" at ``marked[at]`` starts a password cue: "passw...",
-    "passcode", "pass:"... anywhere (DB_PASSWORD), "pw" and "pwd" as words."""
-    if at and marked[at - 1 : at].isalpha() and marked[at + 1] != ord("a"):
+    "passcode", "pass:"... anywhere (DB_PASSWORD), "pw" and "pwd" as words (``start``:
+    where the text begins in ``marked``)."""
+    if at > start and marked[at - 1 : at].isalpha() and marked[at + 1] != ord("a"):
         return False
     return _PASS_CUE.match(marked, at) is not None
 
@@ -167,8 +168,9 @@ def might_hold_secrets(texts: Sequence[str]) -> list[int]:
                 break
             at = haystack.find(needle, ends[n])
     for word in _P_WORD.finditer(marked):
-        if _cue_at(marked, word.start()):
-            found.add(bisect_right(ends, word.start()))
+        n = bisect_right(ends, word.start())
+        if _cue_at(marked, word.start(), ends[n - 1] if n else 0):
+            found.add(n)
     if not ascii_only:
         others = compress(range(len(texts)), map(operator.not_, map(str.isascii, texts)))
         found.update(n for n in others if any(cue in texts[n] for cue in _HAN_CUES))

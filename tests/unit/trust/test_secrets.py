@@ -92,6 +92,12 @@ def test_the_cheap_look_never_spares_a_secret(texts: list[str]) -> None:
     assert {n for n, text in enumerate(texts) if might_hold_secret(text)} <= suspects
 
 
+def test_a_batch_looks_at_each_text_from_its_start() -> None:
+    texts = ["we met yesterday", "pwd: qwerty123", "ok", "pass: hunter22", "Ana: 5 cats"]
+    assert might_hold_secrets(texts) == [1, 3]
+    assert might_hold_secrets([*texts[:1], "-----BEGIN RSA PRIVATE KEY-----"]) == [1]
+
+
 def test_most_conversation_is_spared_the_detectors() -> None:
     talk = [
         r["text"]
