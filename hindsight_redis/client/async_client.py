@@ -73,6 +73,7 @@ class AsyncMemoryClient:
         self._search_checked = False
         self._limits = self.settings.write  # read for every write: the view is built once
         self._edge = WriteEdge(self.settings, self.keys)  # secrets, provenance
+        self._trusted_only = self.settings.trust.trusted_only
         self._writer = StreamWriter(self._limits, self.keys)
         self._tails = SessionTails()  # write_many's context_from_previous, across calls
         self.pool = PoolOperations(self)
@@ -306,10 +307,14 @@ class AsyncMemoryClient:
         memories and its own private ones; ``agent_id`` keeps those written by
         that agent; ``tags`` must all be present; ``since``/``until`` bound
         ``created_at``, ``occurred_since``/``occurred_until`` bound
-        ``occurred_at`` (only memories that have one match). Bad arguments
-        raise ``InvalidQuery``.
+        ``occurred_at`` (only memories that have one match); ``trusted_only``
+        keeps the memories of identified writers and reviewed ones (always, when
+        the namespace's ``trusted_only`` setting is on). Bad arguments raise
+        ``InvalidQuery``.
         """
         _known_keywords("search", options, SEARCH_OPTIONS)
+        if self._trusted_only:  # the namespace requires it: an argument cannot lift it
+            options = {**options, "trusted_only": True}
         request = parse_search(query, options, viewer=self.caller(as_agent))
         for attempt in (1, 2):
             searcher = self._searcher or await self._open_searcher()

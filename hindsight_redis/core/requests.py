@@ -197,6 +197,15 @@ class SearchOptions(TypedDict, total=False):
     include_archived: Annotated[
         bool, Field(default=False, description="Archived (forgotten) memories too.")
     ]
+    trusted_only: Annotated[
+        bool,
+        Field(
+            default=False,
+            description="Only memories whose writer was identified (a token, or the "
+            "process's configured agent) or that a person reviewed. A namespace can "
+            "require it (trusted_only setting).",
+        ),
+    ]
     max_tokens: Annotated[
         int | None,
         Field(
@@ -352,5 +361,6 @@ def parse_search(query: object, options: Mapping[str, Any], *, viewer: str) -> S
         occurred_until=options.get("occurred_until"),
         include_archived=options.get("include_archived", False),
         viewer=viewer,
+        trusted_only=options.get("trusted_only", False),
     )
     return SearchRequest(text, top_k, mode, filters, check_max_tokens(options.get("max_tokens")))
