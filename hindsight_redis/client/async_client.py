@@ -72,7 +72,8 @@ class AsyncMemoryClient:
         self._searcher: Searcher | None = None
         self._search_checked = False
         self._limits = self.settings.write  # read for every write: the view is built once
-        self._edge = WriteEdge(self.settings, self.keys)  # secrets, provenance
+        self._edge = WriteEdge(self.settings, self.keys)  # the secrets policy
+        self._agent_id = self.settings.agent_id
         self._trusted_only = self.settings.trust.trusted_only
         self._writer = StreamWriter(self._limits, self.keys)
         self._tails = SessionTails()  # write_many's context_from_previous, across calls
@@ -146,13 +147,23 @@ class AsyncMemoryClient:
         identified_by: Provenance | None = None,
         hold: str | None = None,
     ) -> WriteRequest:
-        """A write's fields validated; the caller is its writer unless it names one
-        (``WriteEdge.provenance`` says how it was identified)."""
+        """A write's fields validated; the caller is its writer unless it names one.
+
+        Its provenance: ``identified_by`` when a service identified the caller (a
+        token), else ``settings`` when the writer is this process's ``agent_id``, else
+        ``argument`` (a name the library caller gave), else "" (no writer).
+        """
         writer = fields.get("agent_id")
         if writer is None:
             writer = caller
             if caller:
                 fields = {**fields, "agent_id": caller}
+        if identified_by is not None:
+            provenance: str = identified_by
+        elif writer:  # inline, not a call: it runs for every item of a batch
+            provenance = "settings" if writer == self._agent_id else "argument"
+        else:
+            provenance = ""
         limits = self._limits
         return parse_write(
             fields,
@@ -160,7 +171,7 @@ class AsyncMemoryClient:
             max_content_chars=limits.max_content_chars,
             max_tags=limits.max_tags,
             default_wait_s=limits.write_wait_timeout_s,
-            provenance=self._edge.provenance(writer, identified_by),
+            provenance=provenance,
             hold=hold,
         )
 
@@ -249,20 +260,24 @@ class AsyncMemoryClient:
         for n, item in enumerate(given):
             if not isinstance(item, Mapping):
                 raise InvalidMemory(f"item {n} is not a dict")
+            verdict = screened.get(n) if screened else None
             try:
-                if n in screened:
-                    verdict = screened[n]
+                if verdict is None:
+                    requests.append(self._request(item, caller, how))
+                else:
                     requests.append(
                         self._request(verdict.restored(item), caller, how, verdict.hold)
                     )
-                else:
-                    requests.append(self._request(item, caller, how))
             except InvalidMemory as e:
                 raise InvalidMemory(f"item {n}: {e}") from None
         if not requests:
             return []
         redis = self._redis or await self.connect()
-        kept = [r for n, r in enumerate(requests) if n not in screened or not screened[n].dropped]
+        kept = requests
+        if any(verdict.dropped for verdict in screened.values()):
+            kept = [
+                r for n, r in enumerate(requests) if n not in screened or not screened[n].dropped
+            ]
         if any(r.wait_s is not None for r in kept):
             await self._require_search(redis)
         receipts: list[WriteReceipt] = []

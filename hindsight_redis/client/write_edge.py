@@ -1,5 +1,5 @@
-"""What the client does to a write before it reaches the stream: its secrets screened,
-its writer's provenance told, the writes dropped for a secret recorded.
+"""What the client does to a write before it reaches the stream: its secrets screened, the
+writes dropped for a secret recorded.
 
 ``AsyncMemoryClient`` holds one ``WriteEdge``, built from its settings once (``secrets``
 of ``settings.trust``; ``trust.edge`` says what each policy does and why it runs here).
@@ -31,25 +31,13 @@ def identified(identified_by: object) -> Provenance | None:
 
 
 class WriteEdge:
-    """The secrets policy and the identity of one client's writes."""
+    """The secrets policy of one client's writes."""
 
     def __init__(self, settings: Settings, keys: Keys) -> None:
         self.policy = settings.trust.secrets
-        self.agent_id = settings.agent_id
         self.keys = keys
         self.outcome_ttl_s = settings.worker.outcome_ttl_s
         self.idempotency_ttl_s = settings.write.idempotency_ttl_s
-
-    def provenance(self, writer: object, identified_by: Provenance | None) -> str:
-        """How a write's writer was identified: ``identified_by`` when the service
-        identified the caller (a token), else ``settings`` when the writer is this
-        process's ``agent_id``, else ``argument`` (a name the library caller gave), else
-        "" (no writer)."""
-        if identified_by is not None:
-            return identified_by
-        if writer and writer == self.agent_id:
-            return "settings"
-        return "argument" if writer else ""
 
     def screen(self, fields: Mapping[str, Any]) -> Screened | None:
         """One write's fields under the policy; None when they hold no secret."""

@@ -17,7 +17,7 @@ personal numbers (``card-number``, ``ssn``, ``cn-id``) and what words state
 
 Speed: every write is scanned, so ``might_hold_secret`` looks first, with a few
 operations the C library runs over the text at once (one translation of its bytes
-that folds case and marks digits and ``@``, a search for "p", one for "-----"):
+that folds case and marks digits, ``@`` and ``-``, then a search for "p"):
 almost every secret holds four digits, an ``@`` or a long token; the rest are stated
 with "passw...", "pwd" or in Chinese, or armoured ("-----BEGIN"). 99.8% of LoCoMo's
 turns have none of these and never reach the detectors; ``might_hold_secrets`` looks
@@ -74,11 +74,15 @@ PLACEHOLDER = re.compile(r"\[secret:[a-z0-9-]+\]")
 """What a masked secret reads as."""
 
 # A text seen as one byte per character (latin-1, "?" for what it cannot encode),
-# case folded, its ASCII digits and "@" made NUL: one C pass, positions kept.
+# case folded, its ASCII digits and "@" made NUL, its "-" made "p": one C pass,
+# positions kept. The armour "-----" is then "ppppp", found with the password cues by
+# one pattern whose branches all start with "p" (the engine skips from "p" to "p").
 _MARK = bytes.maketrans(
-    b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@", b"abcdefghijklmnopqrstuvwxyz" + b"\0" * 11
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@-",
+    b"abcdefghijklmnopqrstuvwxyz" + b"\0" * 11 + b"p",
 )
-_P_WORD = re.compile(b"pass|pw")  # one first letter: the engine skips to each "p"
+_ARMOUR = b"ppppp"
+_P_WORD = re.compile(b"pass|pw|" + _ARMOUR)
 # What makes a "pass" or "pw" at a position a cue: passw(ord), passc(ode), passp(hrase),
 # "pass phrase", "pass:", "pass=", "pw", "pwd" (a word).
 _PASS_CUE = re.compile(rb"pass(?:w|c|p|[ -]?ph|\s*[:=\"'])|pwd?(?![a-z])")
@@ -117,9 +121,11 @@ def _marked(text: str) -> bytes:
 
 
 def _cue_at(marked: bytes, at: int, start: int = 0) -> bool:
-    """Whether the "pass" or "pw" at ``marked[at]`` starts a password cue: "passw...",
-    "passcode", "pass:"... anywhere (DB_PASSWORD), "pw" and "pwd" as words (``start``:
-    where the text begins in ``marked``)."""
+    """Whether the "pass", "pw" or armour at ``marked[at]`` is a cue: "passw...",
+    "passcode", "pass:"... anywhere (DB_PASSWORD), "pw" and "pwd" as words, "-----"
+    (``start``: where the text begins in ``marked``)."""
+    if marked.startswith(_ARMOUR, at):
+        return True
     if at > start and marked[at - 1 : at].isalpha() and marked[at + 1] != ord("a"):
         return False
     return _PASS_CUE.match(marked, at) is not None
@@ -133,7 +139,7 @@ def _numbers_clue(text: str, marked: bytes) -> bool:
 
 def _clue(text: str, marked: bytes) -> bool:
     """``might_hold_secret`` of ``text`` seen as ``marked``."""
-    if (b"\0" in marked and _numbers_clue(text, marked)) or "-----" in text:
+    if b"\0" in marked and _numbers_clue(text, marked):
         return True
     if any(_cue_at(marked, word.start()) for word in _P_WORD.finditer(marked)):
         return True
@@ -152,21 +158,19 @@ def might_hold_secrets(texts: Sequence[str]) -> list[int]:
     of them joined (a batch of 500 turns costs half of asking each)."""
     joined = "".join(texts)  # no separator: a cue across two texts only adds a suspect
     ascii_only = joined.isascii()
-    raw = joined.encode() if ascii_only else joined.encode("latin-1", "replace")
-    marked = raw.translate(_MARK)
+    marked = (joined.encode() if ascii_only else joined.encode("latin-1", "replace")).translate(
+        _MARK
+    )
     ends = list(accumulate(map(len, texts)))
     found: set[int] = set()
-    for needle, haystack in ((b"\0", marked), (b"-----", raw)):
-        at = haystack.find(needle)
-        while at >= 0:
-            n = bisect_right(ends, at)
-            if needle != b"\0" or _numbers_clue(
-                texts[n], marked[ends[n] - len(texts[n]) : ends[n]]
-            ):
-                found.add(n)
-            if n + 1 >= len(ends):
-                break
-            at = haystack.find(needle, ends[n])
+    at = marked.find(b"\0")
+    while at >= 0:
+        n = bisect_right(ends, at)
+        if _numbers_clue(texts[n], marked[ends[n] - len(texts[n]) : ends[n]]):
+            found.add(n)
+        if n + 1 >= len(ends):
+            break
+        at = marked.find(b"\0", ends[n])
     for word in _P_WORD.finditer(marked):
         n = bisect_right(ends, word.start())
         if _cue_at(marked, word.start(), ends[n - 1] if n else 0):
