@@ -58,7 +58,8 @@ _QUALIFIER = (
 )
 _CONNECTOR = (
     r"(?:['’]s\b|\?\s*it['’]?s\b"
-    r"|(?:is|was|are|were)(?:\s+(?:now|still|just|simply|actually|currently|always))?"
+    r"|(?:is|was|are|were)(?:\s+(?:now|still|just|simply|actually|currently|always|literally"
+    r"|also|probably|basically|officially|temporarily|definitely))?"
     r"(?:\s*[:：])?|(?:(?:has|have)\s+been\s+|was\s+|is\s+|got\s+|been\s+)?"
     r"(?:set|changed|updated|reset)\s+to|becomes|will\s+be|[:：=]|->|=>|是|为|為)"
 )
@@ -87,6 +88,12 @@ _EN_CHANGED = re.compile(
     rf"(?:[\w-]+\s+){{0,2}}(?P<cue>password|passcode|passphrase|pin)\s+to\s+{_VALUE}",
     re.IGNORECASE,
 )
+# A password cue right before its value: quoted ("password 'x y'"), or a value with a
+# digit or a symbol ("and password Qw3rty!9").
+_EN_BARE = re.compile(
+    rf"\b(?P<cue>passwords?|passcode|passphrase|pwd|pw)\s+{_VALUE}",
+    re.IGNORECASE,
+)
 _EN_AS = re.compile(
     rf"\b(?:use|using|set|choose|chose|pick|picked|with)\s+{_VALUE}\s+as\s+"
     r"(?:(?:the|my|our|your|a)\s+)?(?:[\w-]+\s+)?(?P<cue>password|passcode|passphrase|pin)\b",
@@ -109,7 +116,8 @@ _COMMAND_LINE = re.compile(
     r"|sshpass\s+-p\s*(?P<c>\S{1,128}))"
 )
 _ZH_STATED = re.compile(
-    r"(?P<cue>密码|密碼|口令|(?i:pin)[码碼])(?:都|也|还|一直|现在|就|仍然|依然|已经|已|则)?\s*"
+    r"(?P<cue>密码|密碼|口令|(?i:pin)[码碼])(?:都|也|还|一直|现在|就|仍然|依然|已经|已|则"
+    r"|[我他她你]|暂时|临时|刚刚?|先|统一)?\s*"
     r"(?P<conn>(?:是|为|為|改成了?|改为|设为|设置为|设置成|设成|换成了?|变成了?)?\s*[：:=]?)"
     rf"\s*{_ASCII_VALUE}"
 )
@@ -127,7 +135,7 @@ _KEY_STATED = re.compile(
     r"(?P<noun>keys?|tokens?|secrets?|credentials?))\b"
     rf"{_QUALIFIER}(?P<conn>\s*{_CONNECTOR})?\s*"
     r"(?:(?<![A-Za-z])(?P<open>[\"'`“‘「『])(?P<q>[^\s\"'`”’」』]{8,256})[\"'`”’」』]"
-    r"|(?P<b>[A-Za-z0-9_\-+/=.~:]{8,512}))",
+    r"|(?P<b>[A-Za-z0-9_\-+/=.~:!#$%^&*@]{8,512}))",
     re.IGNORECASE,
 )
 _WORD_BEFORE = re.compile(r"([A-Za-z0-9]+)[\s_-]*$")
@@ -231,6 +239,17 @@ def stated_passwords(text: str) -> Iterator[Finding]:
             strong = pattern is _EN_USED and found.group("q") is None
             if password_value(got[0], pin=pin, strong=strong):
                 yield Finding("password", got[1], got[2])
+    for found in _EN_BARE.finditer(text):
+        got = _value(found)
+        quoted = found.group("q") is not None
+        if got is None or _units_follow(text, got[2]):
+            continue
+        value = got[0]
+        mixed = any(c.isalpha() for c in value) and not value.isalpha()  # "Qw3rty!9", not "2024"
+        if not (quoted or (len(value) >= 6 and mixed)):
+            continue
+        if password_value(got[0], strong=not quoted):
+            yield Finding("password", got[1], got[2])
     for pattern in (_EN_PAIR, _EN_AS):
         for found in pattern.finditer(text):
             got = _value(found)
