@@ -164,6 +164,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     p.add_argument("--console-port", dest="console_port", type=int, default=8766, help="port")
     p.add_argument(
+        "--allow-host",
+        dest="allow_hosts",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests naming this host (a DNS name, a proxy's); others get 421",
+    )
+    p.add_argument(
         "--admin-token",
         help="an admin token (`token create --scope admin`; or HINDSIGHT_CONSOLE_TOKEN): "
         "resolve, restore and replay in its namespace",

@@ -1,6 +1,7 @@
 """Builds the default stage list of a worker from its settings' groups.
 
-Order: the filter layers (rules, summarize, score), then embed, then dedup
+Order: the secrets a writer put on the stream past the client (masked, dropped or
+held, filters or not), the filter layers (rules, score, summarize), then embed, then dedup
 and conflict checks against what is stored. The index is created (or checked
 against the embedder) before the first entry is read. What needs no
 namespace (the embedders, the filter stages, the conflict judge: models that
@@ -86,22 +87,31 @@ class PipelineSettings:
 
 
 def shared_parts(
-    embedding: EmbeddingSettings, filters: FilterSettings, llm: LLMSettings
+    embedding: EmbeddingSettings,
+    filters: FilterSettings,
+    llm: LLMSettings,
+    trust: TrustSettings | None = None,
 ) -> SharedParts:
-    """The embedders of ``embedding``, the filter stages of ``filters`` (scored and
-    summarized by ``llm`` when it names a model), the embed stage and the conflict judge.
+    """The embedders of ``embedding``, the secrets stage of ``trust`` (first, filters or
+    not: ``stages.secrets``), the filter stages of ``filters`` (scored and summarized by
+    ``llm`` when it names a model), the embed stage and the conflict judge.
 
     Models load lazily, on first use.
     """
     from hindsight_redis.pipeline.stages.dedup import judge_from_settings
     from hindsight_redis.pipeline.stages.embed import EmbedStage
     from hindsight_redis.pipeline.stages.filters import build_filter_stages
+    from hindsight_redis.pipeline.stages.secrets import secret_stages
 
     embedder = embedder_from_settings(embedding)
     return SharedParts(
         embedder=embedder,
         contextual=contextual_from_settings(embedding),
-        stages=[*build_filter_stages(filters, llm), EmbedStage(embedder)],
+        stages=[
+            *secret_stages(trust or TrustSettings()),
+            *build_filter_stages(filters, llm),
+            EmbedStage(embedder),
+        ],
         judge=judge_from_settings(llm),
     )
 

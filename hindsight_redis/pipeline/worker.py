@@ -150,7 +150,9 @@ class Worker:
         try:
             await require_search(redis, "start the worker")
             await ensure_search_gc(redis, settings.index, settings.connection)
-            self._shared = shared_parts(settings.embedding, settings.filters, settings.llm)
+            self._shared = shared_parts(
+                settings.embedding, settings.filters, settings.llm, settings.trust
+            )
             await self._served.start(redis)
             await self._loop_until_done(redis, burst)
             for consumer in self._served.consumers.values():

@@ -30,10 +30,11 @@ from redis.asyncio import Redis
 
 from hindsight_redis.client.async_client import AsyncMemoryClient
 from hindsight_redis.errors import HindsightError
+from hindsight_redis.service.hosts import host_security
 from hindsight_redis.service.tokens import Principal, Scope
 from hindsight_redis.service.tools import TOOLS, ToolSpec
 from hindsight_redis.service.workers import background_workers
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import Settings, is_loopback
 from hindsight_redis.trust.audit import identified_by
 
 log = logging.getLogger(__name__)
@@ -132,7 +133,15 @@ def build_server(
 ) -> tuple[FastMCP, ToolClients]:
     """An MCP server with the memory tools (``service.tools.TOOLS``), and the clients they use."""
     memory = ToolClients(settings)
-    server = FastMCP("hindsight-redis", instructions=INSTRUCTIONS, host=host, port=port)
+    # On loopback the SDK checks Host and Origin (DNS rebinding); beyond it, tokens guard.
+    security = host_security(host) if is_loopback(host) else None
+    server = FastMCP(
+        "hindsight-redis",
+        instructions=INSTRUCTIONS,
+        host=host,
+        port=port,
+        transport_security=security,
+    )
     for spec in TOOLS:
         hints = ToolAnnotations(
             title=spec.title,

@@ -139,7 +139,13 @@ class ToolSpec:
 async def _write(c: AsyncMemoryClient, p: Principal, a: BaseModel) -> JSON:
     fields = a.model_dump()
     content, agent_id = fields.pop("content"), fields.pop("agent_id")
-    receipt = await c.write(content, agent_id=writer(p, agent_id), as_agent=p.agent_id, **fields)
+    receipt = await c.write(
+        content,
+        agent_id=writer(p, agent_id),
+        as_agent=p.agent_id,
+        identified_by="token" if p.token_id else None,  # the memory's provenance
+        **fields,
+    )
     return plain(receipt)
 
 

@@ -32,6 +32,7 @@ from hindsight_redis.redis.scripts.memories import (
 from hindsight_redis.redis.scripts.stream import (
     commit,
     dead_letter,
+    drop_at_edge,
     leave_group,
     neighbours,
     replay,
@@ -52,6 +53,7 @@ __all__ = [
     "count_hits",
     "dead_letter",
     "delete_item",
+    "drop_at_edge",
     "execute",
     "flush_access",
     "import_if_absent",

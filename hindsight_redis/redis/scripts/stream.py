@@ -58,6 +58,46 @@ async def write_events(
     ...
 
 
+@redis_script
+async def drop_at_edge(
+    redis: Redis,
+    *,
+    stats: Key,
+    recent_drops: Key,
+    writes: KeyList,
+    outcome_ttl_s: Arg[int],
+    idempotency_ttl_s: Arg[int],
+    outcomes: ArgList,
+) -> Any:
+    """
+    -- Writes the write edge dropped (``trust.edge``: a secret, under secrets=drop), recorded
+    -- as a worker's drop is (outcome, counter, recent drops) and never appended to the
+    -- stream. writes: per write, its outcome key and its idempotency key; outcomes: per
+    -- write, its outcome and "1" when it has an idempotency key (else "0").
+    -- -> per write: "x:" recorded | "d:<first stream id>" a retry of an earlier write
+    --    ("" when that write was dropped here too)
+    local replies = {}
+    local n = 0
+    for i = writes_first, #KEYS, 2 do
+      local slot = outcomes_first + 2 * n
+      n = n + 1
+      local keyed = ARGV[slot + 1] == '1'
+      local first = keyed and redis.call('GET', KEYS[i + 1])
+      if first then
+        replies[n] = 'd:' .. first
+      else
+        if keyed then redis.call('SET', KEYS[i + 1], '', 'EX', idempotency_ttl_s) end
+        redis.call('SET', KEYS[i], ARGV[slot], 'EX', outcome_ttl_s)
+        redis.call('XADD', recent_drops, 'MAXLEN', '~', '1000', '*', 'o', ARGV[slot])
+        redis.call('HINCRBY', stats, 'dropped:secret', 1)
+        replies[n] = 'x:'
+      end
+    end
+    return replies
+    """
+    ...
+
+
 # -- workers --------------------------------------------------------------------------
 
 

@@ -4,8 +4,11 @@ Read-only unless started with an admin token (``token create --scope
 admin``): then the forms of the token's namespace resolve conflicts, restore
 memories and replay dead letters, as the token's agent (the audit trail, a
 page of its own, records them as identified by ``token``). Every form carries
-the process's secret (``csrf``), so another site cannot post to it. A
-background task samples each namespace's counters for the chart.
+the process's secret (``csrf``), so another site cannot post to it; and it
+answers only the names it serves (``service.hosts.HostCheck``: 421 for a
+foreign ``Host``), so a page of another site cannot read it, its secret
+included, through DNS rebinding. A background task samples each namespace's
+counters for the chart.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import parse_qs
 
 from redis.asyncio import Redis
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -34,6 +38,7 @@ from hindsight_redis.ops.admin import recent_drops, recent_memories
 from hindsight_redis.ops.stats import QueueState, read_queue_states
 from hindsight_redis.service.console import pages
 from hindsight_redis.service.console.chart import History, Sample, rate_chart
+from hindsight_redis.service.hosts import HostCheck, host_security
 from hindsight_redis.service.tokens import Principal, verify_token
 from hindsight_redis.settings import Settings
 from hindsight_redis.trust.audit import ACTIONS, identified_by
@@ -131,9 +136,15 @@ async def _form(request: Request, console: Console, namespace: str) -> dict[str,
 
 
 def build_app(
-    settings: Settings, *, admin_token: str | None = None, sample_s: float = 5.0
+    settings: Settings,
+    *,
+    admin_token: str | None = None,
+    sample_s: float = 5.0,
+    host: str = "127.0.0.1",
+    allowed_hosts: Sequence[str] = (),
 ) -> Starlette:
-    """The console's ASGI app (see the module doc)."""
+    """The console's ASGI app (see the module doc), answering the names a server bound to
+    ``host`` serves, and ``allowed_hosts``."""
     console = Console(settings, admin_token, sample_s)
 
     @contextlib.asynccontextmanager
@@ -311,4 +322,7 @@ def build_app(
         Route("/ns/{namespace}/audit", audit),
     ]
     handlers: dict[Any, Any] = {HindsightError: on_error, PermissionError: on_error}
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+    guard = Middleware(HostCheck, security=host_security(host, allowed_hosts))
+    return Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers=handlers, middleware=[guard]
+    )

@@ -8,7 +8,7 @@ from starlette.testclient import TestClient
 
 from hindsight_redis import MemoryClient, Settings, Worker
 from hindsight_redis.service.console import build_app
-from tests.integration.service.test_console import _admin_token
+from tests.integration.service.test_console import BASE, _admin_token
 
 FACT = "Alice Quimby prefers her invoices in Danish kroner"
 
@@ -19,7 +19,7 @@ def test_the_audit_page_shows_who_did_what_and_no_text(settings: Settings) -> No
         Worker(settings).run(burst=True)
         client.forget(kept.id, as_agent="ops")
     ns = f"/ns/{settings.namespace}"
-    with TestClient(build_app(settings, admin_token=_admin_token(settings))) as http:
+    with TestClient(build_app(settings, admin_token=_admin_token(settings)), base_url=BASE) as http:
         page = http.get(f"{ns}/memories/{kept.id}").text
         csrf = re.search(r"name='csrf' value='([^']+)'", page)
         assert csrf is not None
@@ -37,7 +37,7 @@ def test_the_audit_page_shows_who_did_what_and_no_text(settings: Settings) -> No
             ("erase", "dpo", "argument"),
             ("restore", "ops", "token"),  # the console's admin token
             ("forget", "ops", "argument"),
-            ("write", "planner", "-"),
+            ("write", "planner", "argument"),
         ]
         assert FACT not in trail.text and "Quimby" not in trail.text
         only = http.get(f"{ns}/audit", params={"action": "erase", "agent": "dpo"}).text
