@@ -18,6 +18,7 @@ SUITE: dict[str, str] = {
     "assistant_log": "benchmarks.assistant_log.run",
     "filters": "benchmarks.filters",
     "contradictions": "benchmarks.contradictions",
+    "secrets": "benchmarks.secrets",
     "crosslang": "benchmarks.crosslang",
     "poisoning": "benchmarks.poisoning",
     "load": "benchmarks.load.run",

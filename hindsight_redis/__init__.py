@@ -64,9 +64,12 @@ from hindsight_redis.ops.admin import DeadLetter
 from hindsight_redis.pipeline.stages.base import Candidate, Stage
 from hindsight_redis.pipeline.worker import Worker
 from hindsight_redis.settings import Settings
+from hindsight_redis.trust.audit import AuditEntry
+from hindsight_redis.trust.erasure import ErasureReceipt
 
 __all__ = [
     "AsyncMemoryClient",
+    "AuditEntry",
     "Backpressure",
     "Candidate",
     "ConfigError",
@@ -74,6 +77,7 @@ __all__ = [
     "DeadLetter",
     "EmbeddingError",
     "EmbeddingMismatch",
+    "ErasureReceipt",
     "ExportFileError",
     "ExportReport",
     "HindsightError",

@@ -19,7 +19,7 @@ from hindsight_redis.cli.memories import (
     cmd_sweep,
     cmd_write,
 )
-from hindsight_redis.cli.options import add_options
+from hindsight_redis.cli.options import add_options, moment
 from hindsight_redis.cli.service import (
     cmd_conflicts,
     cmd_console,
@@ -36,8 +36,10 @@ from hindsight_redis.cli.service import (
     cmd_worker,
 )
 from hindsight_redis.cli.tokens import cmd_token
+from hindsight_redis.cli.trust import cmd_audit, cmd_erase
 from hindsight_redis.core.requests import SearchOptions, WriteOptions
 from hindsight_redis.errors import HindsightError
+from hindsight_redis.trust.audit import ACTIONS
 
 # -- parser ---------------------------------------------------------------------
 
@@ -172,6 +174,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     p.add_argument("--console-port", dest="console_port", type=int, default=8766, help="port")
     p.add_argument(
+        "--allow-host",
+        dest="allow_hosts",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests naming this host (a DNS name, a proxy's); others get 421",
+    )
+    p.add_argument(
         "--admin-token",
         help="an admin token (`token create --scope admin`; or HINDSIGHT_CONSOLE_TOKEN): "
         "resolve, restore and replay in its namespace",
@@ -192,6 +202,26 @@ def build_parser() -> argparse.ArgumentParser:
     t = token.add_parser("revoke", help="revoke a token by its id (see token list)")
     t.add_argument("--redis-url", dest="redis_url", default=argparse.SUPPRESS, help="Redis URL")
     t.add_argument("token_id")
+    p = add("erase", cmd_erase, "erase every copy of memories, for good, with a receipt")
+    for flag, dest, what in (
+        ("--id", "ids", "a memory id"),
+        ("--agent-id", "erase_agents", "everything this agent wrote"),
+        ("--tag", "tags", "every memory with this tag (user:alice)"),
+        ("--session-id", "sessions", "every memory of this session"),
+        ("--source", "sources", "every memory from this source"),
+    ):
+        metavar = flag.lstrip("-").replace("-", "_").upper()
+        p.add_argument(
+            flag, dest=dest, action="append", metavar=metavar, help=f"{what} (repeat; any: union)"
+        )
+    p.add_argument("--dry-run", action="store_true", help="count what would go; erase nothing")
+    p.add_argument("--json", action="store_true", help="print the receipt as JSON")
+    p = add("audit", cmd_audit, "the audit trail: who wrote, resolved, forgot, erased what")
+    p.add_argument("--since", type=moment, help="entries from then: unix seconds or ISO date")
+    p.add_argument("--agent", help="entries by this agent")
+    p.add_argument("--action", choices=ACTIONS, help="entries of this action")
+    p.add_argument("--limit", type=int, default=50, help="entries at most (default 50)")
+    p.add_argument("--json", action="store_true", help="print the entries as JSON")
     p = add("dlq", cmd_dlq, "list or replay dead letters")
     p.add_argument("action", choices=["list", "replay"])
     p.add_argument("ids", nargs="*", help="dead-letter ids to replay (default: all)")

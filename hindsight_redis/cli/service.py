@@ -172,7 +172,13 @@ def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     print(f"console, {mode}, at http://{args.host}:{args.console_port}/", file=sys.stderr)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: sys.exit(0))
-    serve_console(settings, host=args.host, port=args.console_port, admin_token=token)
+    serve_console(
+        settings,
+        host=args.host,
+        port=args.console_port,
+        admin_token=token,
+        allowed_hosts=args.allow_hosts,
+    )
     return 0
 
 

@@ -22,6 +22,7 @@ from typing_extensions import Unpack
 
 from hindsight_redis.client.pool import PoolOperations, on_pool
 from hindsight_redis.client.records import read_record
+from hindsight_redis.client.write_edge import Provenance, WriteEdge, identified
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.models import MemoryRecord, SearchHit, WriteReceipt
 from hindsight_redis.core.requests import (
@@ -51,6 +52,7 @@ from hindsight_redis.redis.connection import open_redis, require_search, resolve
 from hindsight_redis.redis.server.profiles import get_profile
 from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
+from hindsight_redis.trust.audit import CALLER_HOW
 from hindsight_redis.write.session_tails import SessionTails, context_depth
 from hindsight_redis.write.writer import StreamWriter
 
@@ -72,6 +74,9 @@ class AsyncMemoryClient:
         self._searcher: Searcher | None = None
         self._search_checked = False
         self._limits = self.settings.write  # read for every write: the view is built once
+        self._edge = WriteEdge(self.settings, self.keys)  # the secrets policy
+        self._agent_id = self.settings.agent_id
+        self._trusted_only = self.settings.trust.trusted_only
         self._writer = StreamWriter(self._limits, self.keys)
         self._tails = SessionTails()  # write_many's context_from_previous, across calls
         self.pool = PoolOperations(self)
@@ -129,6 +134,17 @@ class AsyncMemoryClient:
             raise InvalidArgument(f"as_agent {problem}")
         return as_agent
 
+    def provenance(self, as_agent: str | None = None) -> str:
+        """How the caller of a call was identified: ``token`` (a service calling with an HTTP
+        token's identity: ``trust.audit.identified_by``), ``argument`` (``as_agent``),
+        ``settings`` (``Settings.agent_id``), or "" (no identity: an operator)."""
+        told = CALLER_HOW.get()
+        if told:
+            return told
+        if as_agent is not None:
+            return "argument"
+        return "settings" if self.settings.agent_id else ""
+
     def _viewer(self, as_agent: str | None) -> str | None:
         """Whose view a read by id gets; None for a caller with no identity (an operator)."""
         if as_agent is None and not self.settings.agent_id:
@@ -137,10 +153,30 @@ class AsyncMemoryClient:
 
     # -- writes ---------------------------------------------------------------
 
-    def _request(self, fields: Mapping[str, Any], caller: str) -> WriteRequest:
-        """A write's fields validated; the caller is its writer unless it names one."""
-        if fields.get("agent_id") is None and caller:
-            fields = {**fields, "agent_id": caller}
+    def _request(
+        self,
+        fields: Mapping[str, Any],
+        caller: str,
+        identified_by: Provenance | None = None,
+        hold: str | None = None,
+    ) -> WriteRequest:
+        """A write's fields validated; the caller is its writer unless it names one.
+
+        Its provenance: ``identified_by`` when a service identified the caller (a
+        token), else ``settings`` when the writer is this process's ``agent_id``, else
+        ``argument`` (a name the library caller gave), else "" (no writer).
+        """
+        writer = fields.get("agent_id")
+        if writer is None:
+            writer = caller
+            if caller:
+                fields = {**fields, "agent_id": caller}
+        if identified_by is not None:
+            provenance: str = identified_by
+        elif writer:  # inline, not a call: it runs for every item of a batch
+            provenance = "settings" if writer == self._agent_id else "argument"
+        else:
+            provenance = ""
         limits = self._limits
         return parse_write(
             fields,
@@ -148,10 +184,17 @@ class AsyncMemoryClient:
             max_content_chars=limits.max_content_chars,
             max_tags=limits.max_tags,
             default_wait_s=limits.write_wait_timeout_s,
+            provenance=provenance,
+            hold=hold,
         )
 
     async def write(
-        self, content: str, *, as_agent: str | None = None, **options: Unpack[WriteOptions]
+        self,
+        content: str,
+        *,
+        as_agent: str | None = None,
+        identified_by: Provenance | None = None,
+        **options: Unpack[WriteOptions],
     ) -> WriteReceipt:
         """Accept one memory; returns at once unless ``wait=True``.
 
@@ -165,10 +208,23 @@ class AsyncMemoryClient:
         ``write_wait_timeout_s``; 0 looks once). ``context`` (e.g. the previous
         message) is embedded with the content for the contextual vector only;
         its last 600 bytes are kept, and ``get()`` shows them.
+
+        Secrets in the content, context, source or tags are masked, or the write
+        dropped or held, as the ``secrets`` setting says (``trust.edge``).
+        ``identified_by="token"`` is for services that identified the caller by a
+        token (the MCP and HTTP servers): the memory records it as its provenance.
         """
         _known_keywords("write", options, WRITE_FIELDS)
-        request = self._request({"content": content, **options}, self.caller(as_agent))
+        fields: Mapping[str, Any] = {"content": content, **options}
+        screened = self._edge.screen(fields)
+        hold = None
+        if screened is not None:
+            fields, hold = screened.fields, screened.hold
+        caller = self.caller(as_agent)
+        request = self._request(fields, caller, identified(identified_by), hold)
         redis = self._redis or await self.connect()
+        if screened is not None and screened.dropped:
+            return (await self._edge.drop(redis, [request], [screened]))[0]
         if request.wait_s is not None:
             await self._require_search(redis)
         durable = self.profile.wait_aof
@@ -186,6 +242,7 @@ class AsyncMemoryClient:
         *,
         context_from_previous: int = 0,
         as_agent: str | None = None,
+        identified_by: Provenance | None = None,
     ) -> list[WriteReceipt]:
         """Accept a batch in one round trip; every item is validated first.
 
@@ -198,33 +255,57 @@ class AsyncMemoryClient:
         remembers each session's last contents across calls (the 1,000 most
         recent sessions), so a transcript written in batches keeps its
         context; a private item's content is context only for its owner's.
+        Secrets are screened item by item as ``write`` does, before contexts are
+        filled: a context quotes earlier items masked. Items dropped for a secret get
+        their receipts (``dropped``) beside the others'.
         """
         if isinstance(items, Mapping | str | bytes) or not isinstance(items, Iterable):
             raise InvalidMemory("write_many takes a list of dicts")
         given: list[Mapping[str, Any]] = list(items)  # a generator is read once, here
         caller = self.caller(as_agent)
         depth = context_depth(context_from_previous)
+        screened = self._edge.screen_items(given)
         tails: Mapping[Any, tuple[str, ...]] = {}
         if depth and all(isinstance(item, Mapping) for item in given):
             given, tails = self._tails.fill(given, depth, caller)
+        how = identified(identified_by)
         requests = []
         for n, item in enumerate(given):
             if not isinstance(item, Mapping):
                 raise InvalidMemory(f"item {n} is not a dict")
+            verdict = screened.get(n) if screened else None
             try:
-                requests.append(self._request(item, caller))
+                if verdict is None:
+                    requests.append(self._request(item, caller, how))
+                else:
+                    requests.append(
+                        self._request(verdict.restored(item), caller, how, verdict.hold)
+                    )
             except InvalidMemory as e:
                 raise InvalidMemory(f"item {n}: {e}") from None
         if not requests:
             return []
         redis = self._redis or await self.connect()
-        if any(r.wait_s is not None for r in requests):
+        kept = requests
+        if any(verdict.dropped for verdict in screened.values()):
+            kept = [
+                r for n, r in enumerate(requests) if n not in screened or not screened[n].dropped
+            ]
+        if any(r.wait_s is not None for r in kept):
             await self._require_search(redis)
-        events = [r.event for r in requests]
-        keyed = [r.keyed for r in requests]
-        receipts = await self._writer.append(redis, events, keyed, durable=self.profile.wait_aof)
+        receipts: list[WriteReceipt] = []
+        if kept:
+            events, keyed = [r.event for r in kept], [r.keyed for r in kept]
+            receipts = await self._writer.append(
+                redis, events, keyed, durable=self.profile.wait_aof
+            )
         self._tails.remember(tails)  # only once accepted: a retried batch gets the same contexts
-        return await self._settle(redis, receipts, requests)
+        receipts = await self._settle(redis, receipts, kept)
+        return (
+            await self._edge.with_drops(redis, requests, screened, receipts)
+            if screened
+            else receipts
+        )
 
     async def _require_search(self, redis: Redis) -> None:
         """Before a ``wait=True`` write: without the search module it could only time out."""
@@ -254,10 +335,14 @@ class AsyncMemoryClient:
         memories and its own private ones; ``agent_id`` keeps those written by
         that agent; ``tags`` must all be present; ``since``/``until`` bound
         ``created_at``, ``occurred_since``/``occurred_until`` bound
-        ``occurred_at`` (only memories that have one match). Bad arguments
-        raise ``InvalidQuery``.
+        ``occurred_at`` (only memories that have one match); ``trusted_only``
+        keeps the memories of identified writers and reviewed ones (always, when
+        the namespace's ``trusted_only`` setting is on). Bad arguments raise
+        ``InvalidQuery``.
         """
         _known_keywords("search", options, SEARCH_OPTIONS)
+        if self._trusted_only:  # the namespace requires it: an argument cannot lift it
+            options = {**options, "trusted_only": True}
         request = parse_search(query, options, viewer=self.caller(as_agent))
         for attempt in (1, 2):
             searcher = self._searcher or await self._open_searcher()
@@ -335,6 +420,7 @@ class AsyncMemoryClient:
                 f"memory {memory_id!r} is protected; forget it with force=True "
                 "(CLI --force, MCP force) or lift the protection first"
             )
+        await self.pool.record("forget", as_agent=as_agent, ids=[memory_id], force=int(force))
         record = await self.get(memory_id, as_agent=as_agent)
         assert record is not None
         return record
@@ -351,13 +437,19 @@ class AsyncMemoryClient:
         visible = [p for p in partners if await self.get(p, as_agent=as_agent) is not None]
         if visible:
             by = self.caller(as_agent) or "operator"
-            await undo_pairs(await self.connect(), self.keys, memory_id, visible, by=by)
+            undone = await undo_pairs(await self.connect(), self.keys, memory_id, visible, by=by)
+            await self.pool.record(
+                "resolve", as_agent=as_agent, ids=[memory_id, *visible], keep="undo", undone=undone
+            )
             record = await self.get(memory_id, as_agent=as_agent)
             if record is not None and record.status != "archived":
+                await self.pool.record("restore", as_agent=as_agent, ids=[memory_id])
                 return record
-        return await self._set_fields(
+        restored = await self._set_fields(
             memory_id, as_agent, status="active", archived_at="", archive_reason=""
         )
+        await self.pool.record("restore", as_agent=as_agent, ids=[memory_id])
+        return restored
 
     async def protect(
         self, memory_id: str, protected: bool = True, *, as_agent: str | None = None
@@ -381,6 +473,8 @@ class AsyncMemoryClient:
     approve = on_pool(PoolOperations.approve)
     reject = on_pool(PoolOperations.reject)
     reindex = on_pool(PoolOperations.reindex)
+    erase = on_pool(PoolOperations.erase)
+    audit = on_pool(PoolOperations.audit)
 
 
 def _known_keywords(method: str, options: Mapping[str, Any], known: Sequence[str]) -> None:

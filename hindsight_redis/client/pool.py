@@ -1,16 +1,18 @@
 """What acts on a namespace as a whole: retention, cold storage, the operators' reads, the
-review of held writes.
+review of held writes, erasure and the audit trail.
 
 ``PoolOperations`` is composed into ``AsyncMemoryClient`` (``client.pool``)
 and each of its methods is offered on the client as well (``on_pool``:
 ``client.sweep(...)`` is ``client.pool.sweep(...)``, with the same
 signature and docstring). It reaches Redis, the caller's identity and single
-memories through its host, the client (``PoolHost``).
+memories through its host, the client (``PoolHost``). What changes memories
+(sweeps, purges, imports, conflict resolutions, erasures) is recorded in the
+namespace's audit trail with who asked (``record``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, Generic, Literal, ParamSpec, Protocol, TypeVar, overload
 
@@ -35,6 +37,8 @@ from hindsight_redis.lifecycle.review import ConflictResolution, Keep
 from hindsight_redis.ops import admin
 from hindsight_redis.ops.admin import DeadLetter
 from hindsight_redis.settings import Settings
+from hindsight_redis.trust.audit import ACTIONS, AuditEntry, read_audit, record_audit
+from hindsight_redis.trust.erasure import ErasureReceipt, erase, selector_of
 from hindsight_redis.trust.held import HeldState, approve_held, list_held, reject_held
 from hindsight_redis.write.writer import StreamWriter
 
@@ -57,13 +61,18 @@ class PoolHost(Protocol):
         """Who a call acts as."""
         ...
 
+    def provenance(self, as_agent: str | None = None) -> str:
+        """How the caller of a call was identified."""
+        ...
+
     def index_changed(self) -> None:
         """The index may have been created or rebuilt: the next search opens it anew."""
         ...
 
 
 class PoolOperations:
-    """Sweeps, export/purge/import, stats, dead letters, conflicts, held writes, reindex."""
+    """Sweeps, export/purge/import, stats, dead letters, conflicts, held writes, reindex,
+    erasure and the audit trail."""
 
     def __init__(self, host: PoolHost) -> None:
         self.host = host
@@ -104,7 +113,8 @@ class PoolOperations:
         sweeps = self.settings.sweeps
         if threshold is None and max_active is None:
             threshold, max_active = sweeps.sweep_threshold, sweeps.sweep_max_active
-        return await sweep(
+        planned: list[str] = []
+        report = await sweep(
             await self.connect(),
             self.keys,
             RetentionPolicy.from_settings(self.settings.retention),
@@ -115,7 +125,13 @@ class PoolOperations:
             lease_s=sweeps.sweep_lease_s,
             show=show,
             redis_share=sweeps.sweep_redis_share,
+            planned_ids=planned,
         )
+        if not dry_run:
+            await self.record(
+                "sweep", ids=planned, archived=report.archived, kept_changed=report.kept_changed
+            )
+        return report
 
     async def export(
         self, path: str | Path, *, status: str = "archived", progress: Progress | None = None
@@ -133,12 +149,19 @@ class PoolOperations:
         self, path: str | Path, *, progress: Progress | None = None
     ) -> PurgeReport:
         """Delete the archived memories that are in an export file and unchanged since."""
-        return await purge_exported(await self.connect(), self.keys, Path(path), progress=progress)
+        removed: list[str] = []
+        report = await purge_exported(
+            await self.connect(), self.keys, Path(path), progress=progress, removed_ids=removed
+        )
+        await self.record("purge", ids=removed, removed=report.removed, file=_shown(path))
+        return report
 
     async def import_file(
         self, path: str | Path, *, progress: Progress | None = None
     ) -> ImportReport:
-        """Restore an export file into this namespace; memories already present are kept."""
+        """Restore an export file into this namespace; memories already present are kept,
+        and so are those erased since the export (``erase``)."""
+        imported: list[str] = []
         report = await import_memories(
             await self.connect(),
             self.keys,
@@ -147,8 +170,10 @@ class PoolOperations:
             self.settings.embedding,
             Path(path),
             progress=progress,
+            imported_ids=imported,
         )
         self.host.index_changed()  # the import may have created the index
+        await self.record("import", ids=imported, imported=report.imported, file=_shown(path))
         return report
 
     # -- the operators' side ------------------------------------------------------
@@ -204,7 +229,7 @@ class PoolOperations:
         visible = [o for o in others if await self.host.get(o, as_agent=as_agent) is not None]
         if not visible:
             raise InvalidArgument(f"memory {memory_id!r} has no open conflict to resolve")
-        return await resolve_pairs(
+        done = await resolve_pairs(
             await self.connect(),
             self.keys,
             memory_id,
@@ -213,6 +238,16 @@ class PoolOperations:
             by=self.host.caller(as_agent) or "operator",
             note=text,
         )
+        if done:  # the note stays in the resolutions log: the trail holds no text
+            archived = [d.archived for d in done if d.archived]
+            await self.record(
+                "resolve",
+                as_agent=as_agent,
+                ids=[memory_id, *(d.other_id for d in done)],
+                keep=keep,
+                archived=len(archived),
+            )
+        return done
 
     async def conflict_resolutions(self, count: int = 100) -> list[ConflictResolution]:
         """The latest conflict resolutions and their undoings (who, when, why), newest first."""
@@ -304,6 +339,99 @@ class PoolOperations:
         )
         self.host.index_changed()  # the next search re-opens against the new index
         return info
+
+    # -- erasure and the audit trail ---------------------------------------------------
+
+    async def erase(
+        self,
+        ids: str | Iterable[str] | None = None,
+        *,
+        agent_id: str | Iterable[str] | None = None,
+        tag: str | Iterable[str] | None = None,
+        session_id: str | Iterable[str] | None = None,
+        source: str | Iterable[str] | None = None,
+        dry_run: bool = False,
+        as_agent: str | None = None,
+    ) -> ErasureReceipt:
+        """Erase every copy of the writes named: by ``ids``, writer (``agent_id``), ``tag``
+        (e.g. ``user:alice``), ``session_id`` or ``source`` (each one value or several;
+        what any of them names is erased).
+
+        Every copy the namespace holds goes: the memories and the writes merged into
+        them, their stream entries (processed or not: an unprocessed one is never
+        indexed), dead letters, held writes, outcome and other per-write keys, drop-log
+        lines, access counts, conflict links and resolutions, keyed items. The receipt
+        says what went where, lists the export files still holding some of them (files
+        are yours to delete), and is recorded in the audit trail with who asked (the
+        caller, else ``operator``). ``dry_run`` finds and counts, and changes nothing.
+        ``InvalidArgument`` when nothing is named.
+        """
+        if not isinstance(dry_run, bool):
+            raise InvalidArgument("dry_run must be true or false")
+        selector = selector_of(
+            ids, agent_id=agent_id, tag=tag, session_id=session_id, source=source
+        )
+        return await erase(
+            await self.connect(),
+            self.keys,
+            selector,
+            by=self.host.caller(as_agent) or "operator",
+            how=self.host.provenance(as_agent),
+            dry_run=dry_run,
+            retention_days=self.settings.trust.audit_retention_days,
+        )
+
+    async def audit(
+        self,
+        *,
+        since: float | None = None,
+        agent: str | None = None,
+        action: str | None = None,
+        limit: int = 100,
+    ) -> list[AuditEntry]:
+        """The audit trail, newest first: who wrote, approved, rejected, resolved, forgot,
+        restored, swept, purged, imported and erased what (ids, counts and digests, never
+        content); entries at or after ``since`` (unix seconds), by ``agent``, of
+        ``action``; at most ``limit`` (1 to 10,000)."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise InvalidArgument(f"limit must be an integer from 1 to 10000, got {limit!r}")
+        if since is not None and (isinstance(since, bool) or not isinstance(since, int | float)):
+            raise InvalidArgument(f"since must be unix seconds, got {since!r}")
+        if action is not None and action not in ACTIONS:
+            raise InvalidArgument(f"action must be one of {', '.join(ACTIONS)}, got {action!r}")
+        if agent is not None and not isinstance(agent, str):
+            raise InvalidArgument("agent must be a string")
+        return await read_audit(
+            await self.connect(), self.keys, since=since, agent=agent, action=action, count=limit
+        )
+
+    async def record(
+        self,
+        action: str,
+        *,
+        as_agent: str | None = None,
+        ids: Sequence[str] = (),
+        **details: str | int | float,
+    ) -> str:
+        """Append an entry to the audit trail, by the caller (``as_agent``, else
+        ``Settings.agent_id``, else ``operator``) as it was identified: ``action`` (one of
+        ``trust.audit.ACTIONS``) on ``ids``, with short ``details`` (counts, ids, reasons:
+        never a memory's text). Its stream id."""
+        return await record_audit(
+            await self.connect(),
+            self.keys,
+            action,
+            self.host.caller(as_agent) or "operator",
+            retention_days=self.settings.trust.audit_retention_days,
+            how=self.host.provenance(as_agent),
+            ids=list(ids),
+            **details,
+        )
+
+
+def _shown(path: str | Path) -> str:
+    """A file's path as an audit detail (its last 200 characters)."""
+    return str(path)[-200:]
 
 
 def _check_held_id(memory_id: object) -> None:

@@ -104,3 +104,5 @@ class MemoryClient:
     approve = _blocking(AsyncMemoryClient.approve)
     reject = _blocking(AsyncMemoryClient.reject)
     reindex = _blocking(AsyncMemoryClient.reindex)
+    erase = _blocking(AsyncMemoryClient.erase)
+    audit = _blocking(AsyncMemoryClient.audit)

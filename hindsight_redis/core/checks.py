@@ -250,6 +250,7 @@ def search_filters(
     viewer: str = "",
     occurred_since: object = None,
     occurred_until: object = None,
+    trusted_only: object = False,
 ) -> SearchFilters:
     """Validated ``SearchFilters`` from the keyword arguments of ``search()``.
 
@@ -273,6 +274,8 @@ def search_filters(
         raise InvalidQuery(f"occurred_since ({first}) is after occurred_until ({last})")
     if not isinstance(include_archived, bool):
         raise InvalidQuery("include_archived must be true or false")
+    if not isinstance(trusted_only, bool):
+        raise InvalidQuery("trusted_only must be true or false")
     return SearchFilters(
         agent_id=_filter_text("agent_id", agent_id),
         session_id=_filter_text("session_id", session_id),
@@ -284,6 +287,7 @@ def search_filters(
         viewer=viewer,
         occurred_since=first,
         occurred_until=last,
+        trusted_only=trusted_only,
     )
 
 

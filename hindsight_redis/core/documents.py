@@ -52,6 +52,7 @@ RECORD_FIELDS = (
     "resolution",
     "occurred_at",
     "context",
+    "provenance",
     "reviewed",
 )
 """The fields ``get()`` reads (every stored field but the vectors)."""
@@ -66,6 +67,8 @@ HIT_FIELDS = (
     "status",
     "conflicts_with",
     "occurred_at",
+    "provenance",
+    "reviewed",
 )
 """The fields a search hit carries."""
 SCOPE_FIELDS = ("status", "visibility", "agent_id", "namespace", "script")
@@ -159,6 +162,7 @@ def memory_document(
         # refined, and search ranks them by the static vector and keywords.
         "refine": "pending" if contextual and lang != "chinese" else "off",
         "reviewed": "1" if event.reviewed else "",  # approved after it was held (``trust``)
+        "provenance": event.provenance,  # "reviewed" is set by a review (approve)
     }
     # Absent, not "", when unscored: an empty NUMERIC value fails indexing.
     if write_score is not None:
@@ -214,6 +218,7 @@ def record_from_fields(
         resolution=_resolution(text["resolution"]),
         occurred_at=float(text["occurred_at"]) if text["occurred_at"] else None,
         context=text["context"] or None,
+        provenance=text["provenance"],
         reviewed=text["reviewed"] == "1",
     )
 
@@ -288,4 +293,6 @@ def hit_from_fields(
         status=as_text(fields.get("status")) or "active",  # type: ignore[arg-type]
         conflicts_with=split_tags(as_text(fields.get("conflicts_with"))),
         occurred_at=float(occurred) if occurred else None,
+        provenance=as_text(fields.get("provenance")),
+        reviewed=as_text(fields.get("reviewed")) == "1",
     )

@@ -23,6 +23,8 @@ SINGLE_TAGS = (
     "protected",
     "review",
     "refine",
+    "provenance",
+    "reviewed",
 )
 # Only ``created_at`` (``since``/``until``, newest first) and ``occurred_at``
 # (``occurred_since``/``occurred_until``, never sorted on) are queried. The
@@ -31,6 +33,14 @@ SINGLE_TAGS = (
 NUMERIC_FIELDS = ("created_at",)
 OCCURRED_FIELD = "occurred_at"
 """Added after the first release: ``index.fields.add_missing`` adds it to older indexes."""
+PROVENANCE_FIELD = "provenance"
+"""How a memory's writer was identified (``token``, ``settings``, ``argument``); a tag."""
+REVIEWED_FIELD = "reviewed"
+"""``1`` once a person approved the memory (a held write's review); a tag."""
+TRUSTED_PROVENANCE = ("token", "settings")
+"""The provenances of identified writers: a token the service checked, or the identity
+the process was configured with. A library caller's ``agent_id`` argument is a name
+anyone with the library can give, so it is not one (``SearchOptions.trusted_only``)."""
 # The contextual vector (``providers.contextual``), filled in by refiners; a
 # memory's ``refine`` tag is ``pending`` until then, ``done`` after.
 CONTEXT_FIELD = "ctx_vec"

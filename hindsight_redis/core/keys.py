@@ -35,6 +35,11 @@ class Keys:
         """``SCAN MATCH`` pattern of every key of this namespace."""
         return glob_escape(self.base) + ":*"
 
+    def pattern_of(self, kind: str) -> str:
+        """``SCAN MATCH`` pattern of the namespace's keys of one kind (``content``: the
+        content claims, ``outcome``...)."""
+        return f"{glob_escape(self.base)}:{glob_escape(kind)}:*"
+
     @property
     def stream(self) -> str:
         """The write stream workers consume."""
@@ -151,6 +156,25 @@ class Keys:
     def held(self) -> str:
         """Hash of the writes held for review (``trust``): memory id -> the held write."""
         return f"{self.base}:held"
+
+    @property
+    def erased(self) -> str:
+        """Set of the memory ids erased (``trust.erasure``): an import never brings them back."""
+        return f"{self.base}:erased"
+
+    @property
+    def exports(self) -> str:
+        """Hash of the export files written (``lifecycle.exports``): path -> when, how many."""
+        return f"{self.base}:exports"
+
+    def export_ids(self, path_digest: str) -> str:
+        """The ids of the memories one export file holds (compressed), for ``erase`` to name it."""
+        return f"{self.base}:export-ids:{path_digest}"
+
+    @property
+    def rebuild(self) -> str:
+        """Scratch stream an erasure rebuilds a stream into, then renames over it."""
+        return f"{self.base}:rebuild"
 
     def item(self, digest: str) -> str:
         """A keyed item (``items``): a value under a path and key, beside its memory."""

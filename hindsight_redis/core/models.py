@@ -151,6 +151,10 @@ class SearchHit:
     """Memories flagged as contradicting this one, not resolved yet (``conflicts resolve``)."""
     occurred_at: float | None = None
     """When what it tells of happened (unix seconds), as the writer gave it; None: not known."""
+    provenance: str = ""
+    """How its writer was identified: ``token``, ``settings`` or ``argument`` ("": unknown)."""
+    reviewed: bool = False
+    """Whether a person approved it (``approve``) before it was indexed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +164,8 @@ class SearchFilters:
     ``viewer`` is who searches: it sees the shared memories and its own
     private ones. ``agent_id`` keeps only memories written by that agent.
     ``since``/``until`` bound ``created_at``; ``occurred_since``/``occurred_until``
-    bound ``occurred_at`` (memories without one do not match them).
+    bound ``occurred_at`` (memories without one do not match them). ``trusted_only``
+    keeps memories of identified writers and reviewed ones.
     """
 
     agent_id: str | None = None
@@ -173,6 +178,9 @@ class SearchFilters:
     viewer: str = ""
     occurred_since: float | None = None
     occurred_until: float | None = None
+    trusted_only: bool = False
+    """Only memories of identified writers (``core.fields.TRUSTED_PROVENANCE``) or
+    reviewed ones."""
 
 
 PARTITION_TAG = "partition:"

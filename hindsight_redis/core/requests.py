@@ -197,6 +197,15 @@ class SearchOptions(TypedDict, total=False):
     include_archived: Annotated[
         bool, Field(default=False, description="Archived (forgotten) memories too.")
     ]
+    trusted_only: Annotated[
+        bool,
+        Field(
+            default=False,
+            description="Only memories whose writer was identified (a token, or the "
+            "process's configured agent) or that a person reviewed. A namespace can "
+            "require it (trusted_only setting).",
+        ),
+    ]
     max_tokens: Annotated[
         int | None,
         Field(
@@ -279,9 +288,13 @@ def parse_write(
     max_tags: int,
     default_wait_s: float = 30.0,
     now: float | None = None,
+    provenance: str = "",
+    hold: str | None = None,
 ) -> WriteRequest:
     """Validate a write's fields (``content`` and ``WriteOptions``) into a ``WriteRequest``.
 
+    ``provenance`` and ``hold`` are the write edge's (``MemoryEvent``'s fields of the
+    same names): how the writer was identified, and why the write must be held.
     ``InvalidMemory`` names the first bad field and what is wrong with it.
     """
     unknown = fields.keys() - _WRITE_FIELD_SET
@@ -319,6 +332,8 @@ def parse_write(
         notify=wait,
         half_life_days=half_life,
         occurred_at=occurred,
+        provenance=provenance,
+        hold=hold,
     )
     return WriteRequest(event, wait_s if wait else None, keyed=key is not None)
 
@@ -346,5 +361,6 @@ def parse_search(query: object, options: Mapping[str, Any], *, viewer: str) -> S
         occurred_until=options.get("occurred_until"),
         include_archived=options.get("include_archived", False),
         viewer=viewer,
+        trusted_only=options.get("trusted_only", False),
     )
     return SearchRequest(text, top_k, mode, filters, check_max_tokens(options.get("max_tokens")))

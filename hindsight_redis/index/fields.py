@@ -14,13 +14,23 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from hindsight_redis.core.fields import OCCURRED_FIELD
+from hindsight_redis.core.fields import (
+    OCCURRED_FIELD,
+    PROVENANCE_FIELD,
+    REVIEWED_FIELD,
+    SINGLE_SEPARATOR,
+)
 from hindsight_redis.core.resp import as_text, reply_map
 from hindsight_redis.errors import RedisCommandError, redis_errors
 
 logger = logging.getLogger(__name__)
 
-ADDED_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = ((OCCURRED_FIELD, ("NUMERIC",)),)
+_SINGLE_TAG = ("TAG", "SEPARATOR", SINGLE_SEPARATOR, "CASESENSITIVE")  # as index.schema's
+ADDED_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (OCCURRED_FIELD, ("NUMERIC",)),
+    (PROVENANCE_FIELD, _SINGLE_TAG),
+    (REVIEWED_FIELD, _SINGLE_TAG),
+)
 """Each field added after the first release, with its ``FT.ALTER`` arguments."""
 
 

@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from hindsight_redis.core.fields import PROVENANCE_FIELD, REVIEWED_FIELD, TRUSTED_PROVENANCE
 from hindsight_redis.core.models import SearchFilters
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import InvalidQuery
@@ -48,6 +49,7 @@ def build_filter(namespace: str, filters: SearchFilters) -> str:
     ``include_archived``; to shared memories and the ``viewer``'s own
     (private ones included). ``agent_id`` keeps those written by that agent;
     it never widens what the viewer sees. All given ``tags`` must be present.
+    ``trusted_only`` keeps the memories of identified writers and reviewed ones.
     """
     parts = [tag_clause("namespace", namespace)]
     if not filters.include_archived:
@@ -65,6 +67,8 @@ def build_filter(namespace: str, filters: SearchFilters) -> str:
         parts.append(tag_clause("task_type", filters.task_type))
     for tag in filters.tags or ():
         parts.append(tag_clause("tags", tag))
+    if filters.trusted_only:
+        parts.append(trusted_clause())
     if filters.since is not None or filters.until is not None:
         low = "-inf" if filters.since is None else _number(filters.since)
         high = "+inf" if filters.until is None else _number(filters.until)
@@ -74,6 +78,12 @@ def build_filter(namespace: str, filters: SearchFilters) -> str:
         high = "+inf" if filters.occurred_until is None else _number(filters.occurred_until)
         parts.append(f"@occurred_at:[{low} {high}]")
     return " ".join(parts)
+
+
+def trusted_clause() -> str:
+    """Memories of identified writers (``TRUSTED_PROVENANCE``) or reviewed ones."""
+    trusted = [tag_clause(PROVENANCE_FIELD, how) for how in TRUSTED_PROVENANCE]
+    return f"({' | '.join([*trusted, tag_clause(REVIEWED_FIELD, '1')])})"
 
 
 def visible(fields: Mapping[str, Any], namespace: str, filters: SearchFilters) -> bool:

@@ -108,6 +108,11 @@ class HindsightRetriever(BaseRetriever):
 
 def _tool(spec: ToolSpec, memory: MemoryClient, principal: Principal) -> StructuredTool:
     async def run_on(client: AsyncMemoryClient, arguments: dict[str, Any]) -> Any:
+        if not principal.allows(spec.scope):  # an admin tool (memory_erase): never for a model
+            raise ToolException(
+                f"PermissionDenied (not retryable): these tools act with scope "
+                f"{principal.scope!r}; {spec.name} needs {spec.scope!r}"
+            )
         args = spec.arguments.model_validate(arguments)
         try:
             return await spec.run(client, principal, args)

@@ -7,7 +7,9 @@ deletes only archived memories that are in the file and unchanged since (the
 script compares the live hash with the exported content hash), in batches;
 rerunning it after a crash finishes the job. ``import_memories`` restores a
 file into a namespace: a memory whose id exists is left alone (importing
-twice adds nothing); vectors are reused when the file's models are the
+twice adds nothing), and so is one erased since the export (``Keys.erased``);
+every export is recorded with the ids it holds (``exports``), so an erasure
+names the files still holding what it erased. Vectors are reused when the file's models are the
 index's, else the static vector is recomputed by the configured embedder
 (which the index guard checks) and the contextual one left to the refiners.
 """
@@ -46,6 +48,7 @@ from hindsight_redis.lifecycle.coldfile import (
     read_export,
     write_header,
 )
+from hindsight_redis.lifecycle.exports import erased_among, record_export
 from hindsight_redis.lifecycle.forgetting import memory_ids
 from hindsight_redis.providers.projection import project
 from hindsight_redis.redis import scripts
@@ -88,12 +91,14 @@ class PurgeReport:
 
 @dataclass(frozen=True, slots=True)
 class ImportReport:
-    """What ``import`` wrote: new memories, those already present, vectors recomputed."""
+    """What ``import`` wrote: new memories, those already present, vectors recomputed,
+    and those left out because they were erased since the export."""
 
     imported: int
     already_present: int
     reembedded: int
     elapsed_s: float
+    erased: int = 0
 
 
 async def export_memories(
@@ -105,7 +110,8 @@ async def export_memories(
     batch: int = 500,
     progress: Progress | None = None,
 ) -> ExportReport:
-    """Write the memories of ``status`` (archived, active or all) to ``path`` (.jsonl.gz)."""
+    """Write the memories of ``status`` (archived, active or all) to ``path`` (.jsonl.gz),
+    and record the file with the ids it holds (``exports.record_export``)."""
     if status not in EXPORT_STATUSES:
         raise InvalidArgument(f"status must be one of {', '.join(EXPORT_STATUSES)}")
     started = time.monotonic()
@@ -115,6 +121,7 @@ async def export_memories(
     final = path.with_name(path.name + ".partial")
     vector_field = info.vector_field if info else ""
     count = 0
+    written: list[str] = []
     try:
         with gzip.open(body, "wt", encoding="utf-8") as out:
             for chunk in _chunks(ids, batch):
@@ -127,6 +134,7 @@ async def export_memories(
                     if raw:  # deleted since it was listed
                         fields = {as_text(k): bytes(v) for k, v in raw.items()}
                         out.write(encode_memory(memory_id, fields, vector_field) + "\n")
+                        written.append(memory_id)
                         count += 1
                 if progress is not None:
                     progress(count, len(ids))
@@ -153,6 +161,7 @@ async def export_memories(
     finally:
         for leftover in (body, final):
             leftover.unlink(missing_ok=True)
+    await record_export(redis, keys, path, written, status=status, at=header.exported_at)
     elapsed = round(time.monotonic() - started, 3)
     return ExportReport(str(path), keys.namespace, status, count, path.stat().st_size, elapsed)
 
@@ -180,9 +189,15 @@ def _own_export(path: Path, keys: Keys) -> tuple[ExportHeader, Iterator[Exported
 
 
 async def purge_exported(
-    redis: Redis, keys: Keys, path: Path, *, progress: Progress | None = None
+    redis: Redis,
+    keys: Keys,
+    path: Path,
+    *,
+    progress: Progress | None = None,
+    removed_ids: list[str] | None = None,
 ) -> PurgeReport:
-    """Delete the archived memories of ``path`` that are unchanged since it was written."""
+    """Delete the archived memories of ``path`` that are unchanged since it was written;
+    ``removed_ids`` gets the ids deleted."""
     from hindsight_redis.index.counts import memory_counts
 
     started = time.monotonic()
@@ -204,8 +219,10 @@ async def purge_exported(
                     memories=[keys.doc(m.id) for m in archived],
                     plan=plan,
                 )
-            for code in codes:
+            for memory, code in zip(archived, codes, strict=True):
                 tally[int(code)] += 1
+                if removed_ids is not None and int(code) == 1:
+                    removed_ids.append(memory.id)
         done += len(chunk)
         if progress is not None:
             progress(done, header.count)
@@ -229,8 +246,10 @@ async def import_memories(
     path: Path,
     *,
     progress: Progress | None = None,
+    imported_ids: list[str] | None = None,
 ) -> ImportReport:
-    """Restore the memories of an export file into ``keys.namespace`` (idempotent).
+    """Restore the memories of an export file into ``keys.namespace`` (idempotent); those
+    erased since the export stay out. ``imported_ids`` gets the ids written.
 
     The index is ensured as ``MemoryIndex`` (``index``, ``search``, ``embedding``) does;
     memories of another model are embedded by the configured ``embedding``.
@@ -251,14 +270,16 @@ async def import_memories(
         info.context_model,
         info.context_dims,
     )
-    imported = present = reembedded = done = 0
+    imported = present = reembedded = done = erased = 0
     for chunk in _chunks(memories, embedding.embedding_batch_size):
         with redis_errors("check which memories exist"):
             pipe = redis.pipeline(transaction=False)
             for memory in chunk:
                 pipe.exists(keys.doc(memory.id))
             exists = await pipe.execute()
-        todo = [m for m, found in zip(chunk, exists, strict=True) if not found]
+        gone = await erased_among(redis, keys, [m.id for m in chunk])
+        erased += len(gone)
+        todo = [m for m, found in zip(chunk, exists, strict=True) if not found and m.id not in gone]
         docs = [_target_fields(m, header, info, keys, same_model, same_context) for m in todo]
         stale = [d for d in docs if info.vector_field not in d]
         if stale:
@@ -272,11 +293,14 @@ async def import_memories(
                 imported += await scripts.import_if_absent(
                     redis, memories=[keys.doc(m.id) for m, _ in part], docs=packed
                 )
-        present += len(chunk) - len(todo)
+            if imported_ids is not None:
+                imported_ids.extend(m.id for m, _ in part)
+        present += len(chunk) - len(todo) - len(gone)
         done += len(chunk)
         if progress is not None:
             progress(done, header.count)
-    return ImportReport(imported, present, reembedded, round(time.monotonic() - started, 3))
+    elapsed = round(time.monotonic() - started, 3)
+    return ImportReport(imported, present, reembedded, elapsed, erased=erased)
 
 
 def _context_vector(raw: bytes, header: ExportHeader, info: IndexInfo) -> bytes | None:

@@ -399,11 +399,13 @@ async def sweep(
     show: int = 20,
     should_stop: Callable[[], bool] | None = None,
     redis_share: float = 0.5,
+    planned_ids: list[str] | None = None,
 ) -> SweepReport:
     """Plan a sweep and, unless ``dry_run``, apply it under the namespace's lease.
 
     A dry run changes nothing. ``show``: how many victims ``lowest`` lists (0: all).
-    ``redis_share``: see ``apply_sweep``.
+    ``redis_share``: see ``apply_sweep``. ``planned_ids`` gets the ids of the memories
+    the sweep set out to archive (``kept_changed`` of them stayed active).
     """
     check_sweep_args(threshold, max_active, batch)
     started = time.monotonic()
@@ -432,6 +434,8 @@ async def sweep(
             len(plan.victims),
         )
         if not dry_run:
+            if planned_ids is not None:
+                planned_ids.extend(v.id for v in plan.victims)
             if lease is not None:
                 await lease.renew()
             report.archived, report.kept_changed, report.interrupted = await apply_sweep(

@@ -1,4 +1,5 @@
-"""Plain text for people: search hits and conflicts as tables, stats as aligned lines.
+"""Plain text for people: search hits, conflicts and the audit trail as tables, stats and
+an erasure's receipt as aligned lines.
 
 Pure module (no I/O): the CLI prints what these return; ``--json`` prints the
 data instead.
@@ -16,6 +17,8 @@ from hindsight_redis.core.models import MemoryRecord, SearchHit
 
 if TYPE_CHECKING:
     from hindsight_redis.lifecycle.forgetting import SweepReport
+    from hindsight_redis.trust.audit import AuditEntry
+    from hindsight_redis.trust.erasure import ErasureReceipt
 
 
 def age(created_at: float, now: float | None = None) -> str:
@@ -208,3 +211,54 @@ def held_table(
         rows.append(line + snippet(record.content, max(width - len(line), 20)))
     rows.append("\ndecide: hindsight-redis review approve <id> | review reject <id>")
     return "\n".join(rows)
+
+
+def moment(seconds: float) -> str:
+    """A unix time as UTC, to the second (``2026-12-03 11:02:53``)."""
+    try:
+        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, ValueError, OSError):
+        return f"{seconds:.0f}"
+
+
+def audit_table(entries: Sequence[AuditEntry], *, width: int = 110) -> str:
+    """Audit entries, newest first: when (UTC), action, who (identified how), how many
+    memories (the first ids), and the details."""
+    if not entries:
+        return "no audit entry"
+    by_width = min(max(len("by"), *(len(e.by) for e in entries)), 20)
+    rows = [f"{'when (UTC)':<19}  {'action':<7}  {'by':<{by_width}}  {'how':<8}  {'n':>5}  what"]
+    for e in entries:
+        what = ",".join(i[:8] for i in e.ids[:3]) + ("…" if e.count > 3 else "")
+        details = " ".join(f"{k}={v}" for k, v in e.details.items())
+        line = (
+            f"{moment(e.at):<19}  {e.action:<7}  {fit(e.by, by_width)}  {fit(e.how or '-', 8)}"
+            f"  {e.count:>5}  "
+        )
+        rows.append(
+            line + snippet(" ".join(filter(None, (what, details))), max(width - len(line), 20))
+        )
+    return "\n".join(rows)
+
+
+def erasure_lines(receipt: ErasureReceipt) -> str:
+    """An erasure's receipt: what was (or would be) erased where, the files left to delete."""
+    verb = "would erase" if receipt.dry_run else "erased"
+    criteria = "; ".join(f"{k} {', '.join(v)}" for k, v in receipt.selector.items())
+    asked = receipt.by + (f" ({receipt.how})" if receipt.how else "")
+    lines = [
+        f"{'dry run: ' if receipt.dry_run else ''}{receipt.namespace}: {verb} "
+        f"{receipt.count:,} write(s) named by {criteria}; asked by {asked} at {moment(receipt.at)}"
+    ]
+    lines += [f"  {place:<17} {n:,}" for place, n in receipt.erased.items() if n]
+    if receipt.digest:
+        lines.append(f"  {'ids digest':<17} {receipt.digest}")
+    for record in receipt.exports:
+        lines.append(
+            f"  still in the export {record.path} ({record.holding:,} of them, written "
+            f"{moment(record.exported_at)}): delete or rewrite it"
+        )
+    if receipt.audit_id:
+        lines.append(f"  recorded in the audit trail ({receipt.audit_id})")
+    lines += [f"  {note}" for note in receipt.persistence]
+    return "\n".join(lines)

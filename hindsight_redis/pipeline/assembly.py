@@ -1,9 +1,10 @@
 """Builds the default stage list of a worker from its settings' groups.
 
-Order: the trust checks (writes held for review: ``stages.poisoning``), the
-filter layers (rules, score, summarize), then embed, then dedup and conflict
-checks against what is stored. The trust checks run even where the filters
-are off, and before a worker's own ``stages`` when it is given some. The
+Order: the trust checks (the secrets a writer put on the stream past the client:
+masked, dropped or held, ``stages.secrets``; then writes held for review,
+``stages.poisoning``), the filter layers (rules, score, summarize), then embed, then
+dedup and conflict checks against what is stored. The trust checks run even where the
+filters are off, and before a worker's own ``stages`` when it is given some. The
 index is created (or checked against the embedder) before the first entry is
 read. What needs no
 namespace (the embedders, the filter stages, the conflict judge: models that
@@ -79,13 +80,15 @@ class SharedParts:
 class PipelineSettings:
     """The groups a namespace's own part of the pipeline is built from: its index
     (``MemoryIndex`` reads ``index``, ``search`` and ``embedding``), the dedup
-    thresholds, and the worker's (the refiner's batch; the consumer reads the rest)."""
+    thresholds, the worker's (the refiner's batch; the consumer reads the rest), and
+    ``trust`` (how long the audit trail keeps the writes committed)."""
 
     worker: WorkerSettings
     dedup: DedupSettings
     index: IndexSettings
     search: SearchSettings
     embedding: EmbeddingSettings
+    trust: TrustSettings = field(default_factory=TrustSettings)
 
 
 def shared_parts(
@@ -95,8 +98,9 @@ def shared_parts(
     trust: TrustSettings | None = None,
 ) -> SharedParts:
     """The embedders of ``embedding``, the trust checks of ``trust`` (default: its
-    defaults), the filter stages of ``filters`` (scored and summarized by ``llm`` when it
-    names a model, which also judges poisoning), the embed stage and the conflict judge.
+    defaults; secrets then poisoning, filters or not), the filter stages of ``filters``
+    (scored and summarized by ``llm`` when it names a model, which also judges
+    poisoning), the embed stage and the conflict judge.
 
     Models load lazily, on first use.
     """
@@ -104,11 +108,15 @@ def shared_parts(
     from hindsight_redis.pipeline.stages.embed import EmbedStage
     from hindsight_redis.pipeline.stages.filters import build_filter_stages
     from hindsight_redis.pipeline.stages.poisoning import PoisoningStage
+    from hindsight_redis.pipeline.stages.secrets import secret_stages
     from hindsight_redis.trust.poisoning import poison_judge_from_settings
 
     trust = trust or TrustSettings()
     embedder = embedder_from_settings(embedding)
-    guard: list[Stage] = [PoisoningStage(poison_judge_from_settings(llm), policy=trust.poisoning)]
+    guard: list[Stage] = [
+        *secret_stages(trust),
+        PoisoningStage(poison_judge_from_settings(llm), policy=trust.poisoning),
+    ]
     return SharedParts(
         embedder=embedder,
         contextual=contextual_from_settings(embedding),

@@ -5,14 +5,17 @@ For each candidate a Lua script does the state change, records the outcome
 bumps the counters and wakes a writer waiting with ``wait=True``; a held
 candidate is stored apart (``Keys.held``, ``trust.held``), never indexed. One call
 commits ``scripts.MEMORIES_PER_CALL`` candidates in order, all calls of a
-batch go in one pipeline. A crash before a call leaves its entries pending
-(they are redelivered); a crash after it leaves nothing to redo. Either way
-no memory is lost or indexed twice.
+batch go in one pipeline. The writes committed are then recorded in the audit
+trail, one entry per writer and batch (who, identified how, which ids). A crash
+before a call leaves its entries pending (they are redelivered); a crash after
+it leaves nothing to redo. Either way no memory is lost or indexed twice.
 """
 
 from __future__ import annotations
 
+import logging
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,18 +26,24 @@ from hindsight_redis.core.codec import EVENT_FIELD, encode_outcome, pack_for_scr
 from hindsight_redis.core.documents import memory_document
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text
-from hindsight_redis.errors import IndexMoved, redis_errors
+from hindsight_redis.errors import HindsightError, IndexMoved, redis_errors
 from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.pipeline.stages.rules import content_key
 from hindsight_redis.redis import scripts
+from hindsight_redis.trust.audit import queue_audit
 from hindsight_redis.trust.held import held_entry
 
+log = logging.getLogger(__name__)
 _CONTENT_IN_OUTCOME = 2000
 _PAST = {"index": "indexed", "merge": "merged", "drop": "dropped", "hold": "held"}
 
 
 class Committer:
-    """Commits processed candidates and dead-letters failed entries."""
+    """Commits processed candidates and dead-letters failed entries.
+
+    ``audit_retention_days``: how long the audit trail keeps the entries recording the
+    writes committed (None: not recorded).
+    """
 
     def __init__(
         self,
@@ -46,8 +55,10 @@ class Committer:
         outcome_ttl_s: int,
         vector_datatype: str,
         contextual: bool = True,
+        audit_retention_days: float | None = None,
     ) -> None:
         self.redis = redis
+        self.audit_retention_days = audit_retention_days
         self.contextual = contextual  # the index has a contextual field: memories wait for it
         self.keys = keys
         self.vector_field = vector_field
@@ -70,6 +81,7 @@ class Committer:
         results = [result for reply in replies for result in reply]
         vanished = []
         twins = []
+        committed = []
         stale = 0
         for candidate, result in zip(candidates, results, strict=True):
             if result == -2:
@@ -82,6 +94,9 @@ class Committer:
                 vanished.append(candidate)
             else:
                 counts[_PAST[_op(candidate)]] += 1
+                committed.append(candidate)
+        if committed and self.audit_retention_days is not None:
+            await self._audit(committed, self.audit_retention_days)
         if stale:
             raise IndexMoved(
                 f"{stale} memories were embedded for index generation {self.generation}, "
@@ -96,6 +111,35 @@ class Committer:
         if twins:  # another worker indexed the same text meanwhile: merge into its memory
             await self._merge_into_holders(twins, counts)
         return counts
+
+    async def _audit(self, committed: Sequence[Candidate], retention_days: float) -> None:
+        """One audit entry per writer (and how it was identified) of the writes committed.
+
+        The commit is done: a trail that cannot be written is logged, not retried, and the
+        batch goes on.
+        """
+        writers: dict[tuple[str, str], list[Candidate]] = {}
+        for candidate in committed:
+            event = candidate.event
+            writers.setdefault((event.agent_id, event.provenance), []).append(candidate)
+        try:
+            with redis_errors("record the writes in the audit trail"):
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for (agent, how), written in writers.items():
+                        outcomes = Counter(_PAST[_op(c)] for c in written)
+                        queue_audit(
+                            pipe,
+                            self.keys,
+                            "write",
+                            agent or "anonymous",
+                            retention_days=retention_days,
+                            how=how,
+                            ids=[c.event.event_id for c in written],
+                            **outcomes,
+                        )
+                    await pipe.execute()
+        except HindsightError as e:
+            log.warning("could not record %d writes in the audit trail: %s", len(committed), e)
 
     async def _merge_into_holders(self, twins: list[Candidate], counts: dict[str, int]) -> None:
         with redis_errors("find the memory holding a text"):
@@ -231,9 +275,11 @@ def outcome_of(candidate: Candidate) -> dict[str, Any]:
     if op == "drop":
         return {
             "status": "dropped",
+            "id": event.event_id,
             "reason": candidate.drop_reason,
             "detail": candidate.drop_detail,
             "content": event.content[:_CONTENT_IN_OUTCOME],
+            "tags": list(event.tags),
             "agent_id": event.agent_id,
             "visibility": event.visibility,
             "session_id": event.session_id,
@@ -245,6 +291,7 @@ def outcome_of(candidate: Candidate) -> dict[str, Any]:
             "status": "merged",
             "merged_into": candidate.merge_into,
             "content": event.content[:_CONTENT_IN_OUTCOME],
+            "tags": list(event.tags),
             "agent_id": event.agent_id,
             "visibility": event.visibility,
             "session_id": event.session_id,

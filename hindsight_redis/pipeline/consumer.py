@@ -4,11 +4,12 @@ A ``NamespaceConsumer`` reclaims entries whose consumer died or failed
 (``XAUTOCLAIM`` after ``claim_idle_ms``), moves those delivered
 ``max_deliveries`` times to the dead-letter stream, and carries a batch
 through its two ends: ``prepare`` (decode; rebuild the pipeline after a
-reindex) and ``finish`` (its own stages, dedup against its index, then the
-commit). What lies between is the worker's: reading new entries, and the
-stages that need no namespace (filters, embed: ``common_stages``, with
-models shared by all consumers, ``assembly.SharedParts``). One read and one
-run of those serve many namespaces.
+reindex) and ``finish`` (its own stages, dedup against its index, the commit,
+then the trim of what every group acknowledged: ``stream_keep_acked``). What
+lies between is the worker's: reading new entries, and the stages that need
+no namespace (filters, embed: ``common_stages``, with models shared by all
+consumers, ``assembly.SharedParts``). One read and one run of those serve
+many namespaces.
 """
 
 from __future__ import annotations
@@ -157,6 +158,7 @@ class NamespaceConsumer:
             generation=built.generation,
             outcome_ttl_s=self.worker.outcome_ttl_s,
             contextual=built.contextual,
+            audit_retention_days=self.settings.trust.audit_retention_days,
         )
         if self._stages is None:
             self._common, own = self._shared.stages, built.own_stages
@@ -287,7 +289,8 @@ class NamespaceConsumer:
     async def finish(
         self, candidates: list[Candidate], entries: list[Entry], *, common_ran: bool, started: float
     ) -> None:
-        """Run the namespace's own stages over ``candidates`` and commit them.
+        """Run the namespace's own stages over ``candidates``, commit them, and trim what
+        every group acknowledged (so acknowledged entries do not wait for the upkeep).
 
         ``common_ran``: the common stages (``common_stages``) processed them;
         False when those failed, and every candidate then runs the whole
@@ -308,9 +311,20 @@ class NamespaceConsumer:
             self.report.dropped += counts["dropped"]
             self.report.held += counts["held"]
             self.report.already += counts["already"]
+            await self._trim()
         self.report.batches += 1
         self.may_refine = True
         observe_batch(self.namespace, time.perf_counter() - started)
+
+    async def _trim(self) -> None:
+        """Trim the acknowledged entries (``stream_keep_acked``); a failure waits for the
+        upkeep's turn (``maintain``), it never fails the batch."""
+        try:
+            await trim_acknowledged(self.redis, self.keys, self.worker.stream_keep_acked)
+        except RedisUnavailable:
+            raise
+        except HindsightError as e:
+            log.warning("could not trim the stream of %s: %s", self.namespace, e)
 
     async def _run_own(self, candidates: list[Candidate]) -> list[Candidate] | None:
         """``candidates`` after the own stages; None when the batch failed."""

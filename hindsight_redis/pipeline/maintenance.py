@@ -1,4 +1,5 @@
-"""A worker's upkeep between batches: trim what every group acknowledged; periodic sweeps."""
+"""A worker's upkeep between batches: trim what every group acknowledged; periodic sweeps
+(each recorded in the audit trail)."""
 
 from __future__ import annotations
 
@@ -9,48 +10,33 @@ import time
 import redis.asyncio as aioredis
 
 from hindsight_redis.core.keys import Keys
-from hindsight_redis.core.resp import as_text
-from hindsight_redis.errors import SweepBusy
+from hindsight_redis.errors import SweepBusy, redis_errors
 from hindsight_redis.lifecycle.forgetting import sweep
 from hindsight_redis.lifecycle.retention import RetentionPolicy
-from hindsight_redis.settings import RetentionSettings, SweepSettings
+from hindsight_redis.redis import scripts
+from hindsight_redis.settings import RetentionSettings, SweepSettings, TrustSettings
+from hindsight_redis.trust.audit import record_audit
 
 log = logging.getLogger(__name__)
 
 
-def _id_tuple(entry_id: str) -> tuple[int, int]:
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
-
-
 async def trim_acknowledged(redis: aioredis.Redis, keys: Keys, keep_below: int) -> int:
-    """Trim stream entries every group has acknowledged, once the stream passes ``keep_below``.
+    """Trim stream entries every group has acknowledged, once the stream passes ``keep_below``
+    (``stream_keep_acked``; 0: whenever there are some). One script call.
 
     Never trims an entry that is undelivered or pending in any group.
     """
-    if await redis.xlen(keys.stream) <= keep_below:
-        return 0
-    boundary: tuple[int, int] | None = None
-    for group in await redis.xinfo_groups(keys.stream):
-        name = as_text(group["name"])
-        limit = _id_tuple(as_text(group["last-delivered-id"]))
-        if int(group["pending"]):
-            summary = await redis.xpending(keys.stream, name)
-            if summary["min"] is not None:  # None: all acknowledged since
-                limit = min(limit, _id_tuple(as_text(summary["min"])))
-        boundary = limit if boundary is None else min(boundary, limit)
-    if boundary is None:
-        return 0
-    trimmed: int = await redis.xtrim(
-        keys.stream, minid=f"{boundary[0]}-{boundary[1]}", approximate=False
-    )
-    return trimmed
+    with redis_errors("trim the acknowledged entries"):
+        trimmed = await scripts.trim_acked(redis, stream=keys.stream, keep_below=keep_below)
+    return int(trimmed)
 
 
 class PeriodicSweep:
     """A worker's retention sweep every ``sweep_interval_s``, in the background.
 
-    ``sweeps`` says how often and how far; ``retention`` scores the memories.
+    ``sweeps`` says how often and how far; ``retention`` scores the memories; each
+    sweep that archived something is recorded in the audit trail (``trust``: how long
+    it keeps entries), by ``worker:<name>``.
 
     Runs beside consumption (a sweep of many memories takes a while), one at a
     time per worker; across workers the lease lets only one sweep a namespace,
@@ -64,11 +50,16 @@ class PeriodicSweep:
         keys: Keys,
         sweeps: SweepSettings,
         retention: RetentionSettings,
+        trust: TrustSettings | None = None,
+        *,
+        by: str = "worker",
     ) -> None:
         self._redis = redis
         self._keys = keys
         self._sweeps = sweeps
         self._retention = retention
+        self._trust = trust or TrustSettings()
+        self._by = by
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._last = time.monotonic()  # the first sweep comes one interval after start
@@ -96,6 +87,7 @@ class PeriodicSweep:
 
     async def _run(self) -> None:
         sweeps = self._sweeps
+        planned: list[str] = []
         try:
             report = await sweep(
                 self._redis,
@@ -108,7 +100,20 @@ class PeriodicSweep:
                 show=1,
                 redis_share=sweeps.sweep_redis_share,
                 should_stop=lambda: self._stopping,
+                planned_ids=planned,
             )
+            if report.archived:
+                await record_audit(
+                    self._redis,
+                    self._keys,
+                    "sweep",
+                    self._by,
+                    retention_days=self._trust.audit_retention_days,
+                    how="settings",
+                    ids=planned,
+                    archived=report.archived,
+                    kept_changed=report.kept_changed,
+                )
         except SweepBusy:
             log.debug("another worker is sweeping %s", self._keys.namespace)
             return

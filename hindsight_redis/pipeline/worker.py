@@ -100,6 +100,7 @@ class Worker:
             index=self.settings.index,
             search=self.settings.search,
             embedding=self.settings.embedding,
+            trust=self.settings.trust,
         )
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._multi = namespaces is not None
@@ -174,7 +175,14 @@ class Worker:
             redis,
             keys,
             self._pipeline,
-            sweeps=PeriodicSweep(redis, keys, self.settings.sweeps, self.settings.retention),
+            sweeps=PeriodicSweep(
+                redis,
+                keys,
+                self.settings.sweeps,
+                self.settings.retention,
+                self.settings.trust,
+                by=f"worker:{self.name}",
+            ),
             name=self.name,
             report=self.report,
             shared=self._shared,

@@ -171,6 +171,7 @@ def is_selective(filters: SearchFilters) -> bool:
         or filters.until is not None
         or filters.occurred_since is not None
         or filters.occurred_until is not None
+        or filters.trusted_only
     )
 
 

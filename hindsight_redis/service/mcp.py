@@ -8,9 +8,11 @@ Each call acts as a ``Principal``: over HTTP the one of the request's bearer
 token (``http_service`` checks it), otherwise the settings' namespace and
 ``agent_id``. A tool argument can narrow a search, never widen who the
 caller is or what it may see; only an admin token may record another agent
-as a memory's writer. ``serve_stdio`` also runs an in-process worker unless
-told not to, so a lone ``hindsight-redis mcp`` indexes what it is given;
-``service.run`` picks the transport.
+as a memory's writer, or erase (``memory_erase``). What a token's call
+changes is recorded in the audit trail as identified by ``token``.
+``serve_stdio`` also runs an in-process worker unless told not to, so a lone
+``hindsight-redis mcp`` indexes what it is given; ``service.run`` picks the
+transport.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from redis.asyncio import Redis
 
 from hindsight_redis.client.async_client import AsyncMemoryClient
 from hindsight_redis.errors import HindsightError
+from hindsight_redis.service.hosts import host_security
 from hindsight_redis.service.tokens import Principal, Scope
 from hindsight_redis.service.tools import TOOLS, ToolSpec
 from hindsight_redis.service.workers import background_workers
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import Settings, is_loopback
+from hindsight_redis.trust.audit import identified_by
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -106,7 +110,11 @@ class ToolClients:
                 f"this tool needs {needed!r}"
             )
         try:
-            return await action(await self.client(principal.namespace), principal)
+            client = await self.client(principal.namespace)
+            if not principal.token_id:
+                return await action(client, principal)
+            with identified_by("token"):
+                return await action(client, principal)
         except HindsightError as e:
             hint = "retryable" if e.retryable else "not retryable"
             raise ToolError(f"{type(e).__name__} ({hint}): {e}") from e
@@ -146,7 +154,9 @@ def build_server(
 ) -> tuple[FastMCP, ToolClients]:
     """An MCP server with the memory tools (``service.tools.TOOLS``), and the clients they use."""
     memory = ToolClients(settings)
-    server = ScopedServer(memory, host=host, port=port)
+    # On loopback the SDK checks Host and Origin (DNS rebinding); beyond it, tokens guard.
+    security = host_security(host) if is_loopback(host) else None
+    server = ScopedServer(memory, host=host, port=port, transport_security=security)
     for spec in TOOLS:
         hints = ToolAnnotations(
             title=spec.title,

@@ -87,6 +87,17 @@ class ReviewArguments(_Arguments):
     limit: int = Field(20, description="at most this many, newest first")
 
 
+class EraseArguments(_Arguments):
+    """``memory_erase``: what to erase (any of them: their union)."""
+
+    ids: list[str] | None = Field(None, description="Memory ids to erase.")
+    agent_id: str | None = Field(None, description="Erase everything this agent wrote.")
+    tag: str | None = Field(None, description='Erase every memory with this tag ("user:alice").')
+    session_id: str | None = Field(None, description="Erase every memory of this session.")
+    source: str | None = Field(None, description="Erase every memory from this source.")
+    dry_run: bool = Field(False, description="Only find and count; erase nothing.")
+
+
 class ResolveArguments(_Arguments):
     """``memory_resolve_conflict``."""
 
@@ -137,7 +148,13 @@ class ToolSpec:
 async def _write(c: AsyncMemoryClient, p: Principal, a: BaseModel) -> JSON:
     fields = a.model_dump()
     content, agent_id = fields.pop("content"), fields.pop("agent_id")
-    receipt = await c.write(content, agent_id=writer(p, agent_id), as_agent=p.agent_id, **fields)
+    receipt = await c.write(
+        content,
+        agent_id=writer(p, agent_id),
+        as_agent=p.agent_id,
+        identified_by="token" if p.token_id else None,  # the memory's provenance
+        **fields,
+    )
     return plain(receipt)
 
 
@@ -188,6 +205,19 @@ async def _approve(c: AsyncMemoryClient, p: Principal, a: MemoryIdArguments) -> 
 
 async def _reject(c: AsyncMemoryClient, p: Principal, a: MemoryIdArguments) -> JSON:
     return plain(await c.reject(a.memory_id, as_agent=p.agent_id or None))
+
+
+async def _erase(c: AsyncMemoryClient, p: Principal, a: EraseArguments) -> JSON:
+    receipt = await c.erase(
+        a.ids or None,
+        agent_id=a.agent_id,
+        tag=a.tag,
+        session_id=a.session_id,
+        source=a.source,
+        dry_run=a.dry_run,
+        as_agent=p.agent_id or None,
+    )
+    return plain(receipt)
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -367,6 +397,23 @@ TOOLS: tuple[ToolSpec, ...] = (
         returns=dict[str, Any],
         run=_reject,
         idempotent=True,
+    ),
+    ToolSpec(
+        name="memory_erase",
+        title="Erase memories for good",
+        description=(
+            "Erase every copy of memories, for good (a person's right to erasure): by ids, "
+            'the agent that wrote them, a tag (e.g. "user:alice"), a session or a source; '
+            "what any of them names goes, processed or not. Not undoable, unlike "
+            "memory_forget. Returns a receipt: what was erased where, a digest of the ids, "
+            "and the export files that still hold some (to delete by hand); it is recorded "
+            "in the audit trail with who asked. dry_run=true only counts. Admin tokens only."
+        ),
+        arguments=EraseArguments,
+        scope="admin",
+        returns=dict[str, Any],
+        run=_erase,
+        destructive=True,
     ),
 )
 """Every tool, in the order adapters list them."""

@@ -119,7 +119,13 @@ class WorkerSettings(_Group):
     )
     max_deliveries: int = Field(5, gt=0)
     outcome_ttl_s: int = Field(7 * 86_400, gt=0)
-    stream_keep_acked: int = Field(10_000, ge=0)
+    stream_keep_acked: int = Field(
+        0,
+        ge=0,
+        description="Acknowledged stream entries are trimmed once the stream holds more than "
+        "this many (0: after every batch); more keeps them for replay by other consumer "
+        "groups, and keeps the content of written memories in the stream that long.",
+    )
     refine_batch_size: int = Field(16, gt=0, description="Memories per background refine step.")
 
 

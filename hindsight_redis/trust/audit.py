@@ -12,13 +12,16 @@ and ``audit_fields`` refuses a detail longer than ``MAX_DETAIL_CHARS``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text
@@ -41,6 +44,20 @@ ACTIONS = (
     "erase",
 )
 """What the trail records."""
+
+CALLER_HOW: ContextVar[str] = ContextVar("hindsight_caller_how", default="")
+"""How the caller of the call under way was identified, when a service knows better than
+the client it calls (``token``: an HTTP bearer token); "" otherwise (``identified_by``)."""
+
+
+@contextlib.contextmanager
+def identified_by(how: str) -> Iterator[None]:
+    """Within the block, calls say their caller was identified by ``how`` (``CALLER_HOW``)."""
+    reset = CALLER_HOW.set(how)
+    try:
+        yield
+    finally:
+        CALLER_HOW.reset(reset)
 
 
 def digest_ids(ids: Iterable[str]) -> str:
@@ -117,6 +134,22 @@ def oldest_kept_id(retention_days: float, now: float | None = None) -> str:
     """The ``MINID`` that trims entries older than ``retention_days``."""
     now = time.time() if now is None else now
     return str(max(int((now - retention_days * 86_400.0) * 1000), 0))
+
+
+def queue_audit(
+    pipe: Pipeline,
+    keys: Keys,
+    action: str,
+    by: str,
+    *,
+    retention_days: float,
+    how: str = "",
+    ids: Sequence[str] = (),
+    **details: str | int | float,
+) -> None:
+    """Queue the append of one entry on ``pipe`` (``record_audit``, for several at once)."""
+    fields: dict[Any, Any] = audit_fields(action, by, how=how, ids=ids, details=details)
+    pipe.xadd(keys.audit, fields, minid=oldest_kept_id(retention_days), approximate=True)
 
 
 async def record_audit(

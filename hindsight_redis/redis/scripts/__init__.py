@@ -6,11 +6,13 @@ shares the namespace hash tag, so the scripts also run on a cluster.
 ``stream``: the write path and the workers; ``memories``: refine, access
 counts, updates; ``lifecycle``: forget, sweeps, purge and import; ``conflicts``:
 conflict review; ``items``: keyed items (``client/items.py``); ``held``: the review
-of held writes (``trust.held``).
+of held writes (``trust.held``); ``erasure``: streams rebuilt without erased entries,
+memories unlinked from them (``trust.erasure``).
 """
 
 from hindsight_redis.redis.lua import execute
 from hindsight_redis.redis.scripts.conflicts import resolve_pair, undo_pair
+from hindsight_redis.redis.scripts.erasure import rebuild_stream, unlink_erased
 from hindsight_redis.redis.scripts.held import reject_held, release_held
 from hindsight_redis.redis.scripts.items import delete_item, put_item, retarget_item
 from hindsight_redis.redis.scripts.lifecycle import (
@@ -32,9 +34,11 @@ from hindsight_redis.redis.scripts.memories import (
 from hindsight_redis.redis.scripts.stream import (
     commit,
     dead_letter,
+    drop_at_edge,
     leave_group,
     neighbours,
     replay,
+    trim_acked,
     write_events,
 )
 
@@ -51,6 +55,7 @@ __all__ = [
     "count_hits",
     "dead_letter",
     "delete_item",
+    "drop_at_edge",
     "execute",
     "flush_access",
     "import_if_absent",
@@ -61,6 +66,7 @@ __all__ = [
     "neighbours",
     "purge_if_unchanged",
     "put_item",
+    "rebuild_stream",
     "record_if_absent",
     "refine",
     "reject_held",
@@ -68,7 +74,9 @@ __all__ = [
     "replay",
     "resolve_pair",
     "retarget_item",
+    "trim_acked",
     "undo_pair",
+    "unlink_erased",
     "update_existing",
     "write_events",
 ]

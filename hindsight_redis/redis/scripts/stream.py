@@ -1,5 +1,5 @@
 """Lua of the write path and the workers: append, near-duplicate lookups, commit,
-dead-letter, leave, replay."""
+dead-letter, leave, replay, trim."""
 
 from __future__ import annotations
 
@@ -58,6 +58,46 @@ async def write_events(
     ...
 
 
+@redis_script
+async def drop_at_edge(
+    redis: Redis,
+    *,
+    stats: Key,
+    recent_drops: Key,
+    writes: KeyList,
+    outcome_ttl_s: Arg[int],
+    idempotency_ttl_s: Arg[int],
+    outcomes: ArgList,
+) -> Any:
+    """
+    -- Writes the write edge dropped (``trust.edge``: a secret, under secrets=drop), recorded
+    -- as a worker's drop is (outcome, counter, recent drops) and never appended to the
+    -- stream. writes: per write, its outcome key and its idempotency key; outcomes: per
+    -- write, its outcome and "1" when it has an idempotency key (else "0").
+    -- -> per write: "x:" recorded | "d:<first stream id>" a retry of an earlier write
+    --    ("" when that write was dropped here too)
+    local replies = {}
+    local n = 0
+    for i = writes_first, #KEYS, 2 do
+      local slot = outcomes_first + 2 * n
+      n = n + 1
+      local keyed = ARGV[slot + 1] == '1'
+      local first = keyed and redis.call('GET', KEYS[i + 1])
+      if first then
+        replies[n] = 'd:' .. first
+      else
+        if keyed then redis.call('SET', KEYS[i + 1], '', 'EX', idempotency_ttl_s) end
+        redis.call('SET', KEYS[i], ARGV[slot], 'EX', outcome_ttl_s)
+        redis.call('XADD', recent_drops, 'MAXLEN', '~', '1000', '*', 'o', ARGV[slot])
+        redis.call('HINCRBY', stats, 'dropped:secret', 1)
+        replies[n] = 'x:'
+      end
+    end
+    return replies
+    """
+    ...
+
+
 # -- workers --------------------------------------------------------------------------
 
 
@@ -91,8 +131,10 @@ async def commit(
     -- into), notify list and content claim, then the keys of the
     -- `conflicts` memories the new one contradicts. generation: the index generation the
     -- worker embedded for.
-    -- -> per candidate: 1 committed, 0 already committed (only acked), -1 merge target
-    --    vanished, -2 the index moved to a new generation (reindex): nothing done,
+    -- An entry no longer in the stream was erased (trust.erasure) while in hand: it is
+    -- only acknowledged, never indexed, merged or logged.
+    -- -> per candidate: 1 committed, 0 already committed or erased (only acked), -1 merge
+    --    target vanished, -2 the index moved to a new generation (reindex): nothing done,
     --    -3 an active memory already holds this exact text (its content claim names it;
     --       another worker indexed a twin meanwhile): nothing done, merge into it
     local function append_unique(list, item)
@@ -115,6 +157,11 @@ async def commit(
       if redis.call('EXISTS', outcome_key) == 1 then
         -- A second entry of a committed event (e.g. an append retried by a client) was
         -- counted as accepted: count it processed too, or the backlog never drains.
+        if redis.call('XACK', stream, group, entry_id) == 1 then
+          redis.call('HINCRBY', stats, 'processed', 1)
+        end
+        result = 0
+      elseif #redis.call('XRANGE', stream, entry_id, entry_id) == 0 then
         if redis.call('XACK', stream, group, entry_id) == 1 then
           redis.call('HINCRBY', stats, 'processed', 1)
         end
@@ -233,9 +280,15 @@ async def dead_letter(
     outcome: Arg[str],
 ) -> int:
     """
-    -- Move a stream entry to the dead letters with its error. -> 1, or 0 if already gone.
+    -- Move a stream entry to the dead letters with its error. -> 1, or 0 if already gone
+    -- (acknowledged, or erased: trust.erasure; then nothing of it is kept).
     local acked = redis.call('XACK', stream, group, entry_id)
     if acked == 0 then return 0 end
+    if #redis.call('XRANGE', stream, entry_id, entry_id) == 0 then
+      redis.call('HINCRBY', stats, 'processed', 1)
+      redis.call('HDEL', errors, entry_id)
+      return 0
+    end
     redis.call('XADD', dead_letters, '*', 'entry_id', entry_id, 'e', payload, 'error', error,
                'deliveries', deliveries, 'failed_at', failed_at)
     redis.call('HINCRBY', stats, 'processed', 1)
@@ -281,5 +334,41 @@ async def replay(
     redis.call('HINCRBY', stats, 'replayed', 1)
     redis.call('XDEL', dead_letters, dlq_id)
     return id
+    """
+    ...
+
+
+@redis_script
+async def trim_acked(redis: Redis, *, stream: Key, keep_below: Arg[int]) -> int:
+    """
+    -- Trim the entries every group has acknowledged, once the stream holds more than
+    -- keep_below entries: below the oldest entry some group has pending or has not been
+    -- delivered yet (the last one delivered too, once acknowledged), never an unprocessed
+    -- one. One call: cheap enough after every batch. -> entries trimmed
+    local function parts(id)
+      local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+      return tonumber(ms), tonumber(seq)
+    end
+    local function older(a, b)
+      local am, as = parts(a)
+      local bm, bs = parts(b)
+      if am < bm or (am == bm and as < bs) then return a end
+      return b
+    end
+    if redis.call('XLEN', stream) <= keep_below then return 0 end
+    local boundary = nil
+    for _, raw in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+      local g = {}
+      for i = 1, #raw, 2 do g[raw[i]] = raw[i + 1] end
+      local ms, seq = parts(g['last-delivered-id'])
+      local limit = string.format('%d-%d', ms, seq + 1)  -- the first id not delivered
+      if tonumber(g['pending']) > 0 then
+        local first = redis.call('XPENDING', stream, g['name'])[2]
+        if first then limit = older(limit, first) end
+      end
+      boundary = (boundary and older(boundary, limit)) or limit
+    end
+    if not boundary then return 0 end
+    return redis.call('XTRIM', stream, 'MINID', boundary)
     """
     ...

@@ -3,9 +3,12 @@
 Read-only unless started with an admin token (``token create --scope
 admin``): then the forms of the token's namespace resolve conflicts, restore
 memories, approve or reject the writes held for review and replay dead
-letters, as the token's agent. Every form carries
-the process's secret (``csrf``), so another site cannot post to it. A
-background task samples each namespace's counters for the chart.
+letters, as the token's agent (the audit trail, a page of its own, records them as
+identified by ``token``). Every form carries the process's secret (``csrf``), so
+another site cannot post to it; and it answers only the names it serves
+(``service.hosts.HostCheck``: 421 for a foreign ``Host``), so a page of another site
+cannot read it, its secret included, through DNS rebinding. A background task samples
+each namespace's counters for the chart.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import parse_qs
 
 from redis.asyncio import Redis
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -34,8 +38,10 @@ from hindsight_redis.ops.admin import recent_drops, recent_memories
 from hindsight_redis.ops.stats import QueueState, read_queue_states
 from hindsight_redis.service.console import pages
 from hindsight_redis.service.console.chart import History, Sample, rate_chart
+from hindsight_redis.service.hosts import HostCheck, host_security
 from hindsight_redis.service.tokens import Principal, verify_token
 from hindsight_redis.settings import Settings
+from hindsight_redis.trust.audit import ACTIONS, identified_by
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +136,15 @@ async def _form(request: Request, console: Console, namespace: str) -> dict[str,
 
 
 def build_app(
-    settings: Settings, *, admin_token: str | None = None, sample_s: float = 5.0
+    settings: Settings,
+    *,
+    admin_token: str | None = None,
+    sample_s: float = 5.0,
+    host: str = "127.0.0.1",
+    allowed_hosts: Sequence[str] = (),
 ) -> Starlette:
-    """The console's ASGI app (see the module doc)."""
+    """The console's ASGI app (see the module doc), answering the names a server bound to
+    ``host`` serves, and ``allowed_hosts``."""
     console = Console(settings, admin_token, sample_s)
 
     @contextlib.asynccontextmanager
@@ -230,13 +242,14 @@ def build_app(
         ns = _namespace(request)
         fields = await _form(request, console, ns)
         by = console.admin.agent_id if console.admin and console.admin.agent_id else None
-        done = await console.client(ns).resolve_conflict(
-            fields.get("memory_id", ""),
-            fields.get("keep", ""),  # type: ignore[arg-type]
-            other_id=fields.get("other_id") or None,
-            note=fields.get("note") or None,
-            as_agent=by,
-        )
+        with identified_by("token"):
+            done = await console.client(ns).resolve_conflict(
+                fields.get("memory_id", ""),
+                fields.get("keep", ""),  # type: ignore[arg-type]
+                other_id=fields.get("other_id") or None,
+                note=fields.get("note") or None,
+                as_agent=by,
+            )
         archived = ", ".join(d.archived for d in done if d.archived) or "nothing"
         words = f"resolved: kept {fields.get('keep')}, archived {archived}"
         return RedirectResponse(pages.ns_url(ns, "/conflicts", done=words), status_code=303)
@@ -245,7 +258,8 @@ def build_app(
         ns = _namespace(request)
         fields = await _form(request, console, ns)
         by = console.admin.agent_id if console.admin and console.admin.agent_id else None
-        record = await console.client(ns).restore(fields.get("memory_id", ""), as_agent=by)
+        with identified_by("token"):
+            record = await console.client(ns).restore(fields.get("memory_id", ""), as_agent=by)
         came_from = request.headers.get("referer", "")
         page = "/conflicts" if "/conflicts" in came_from else "/memories/" + record.id
         return RedirectResponse(pages.ns_url(ns, page), status_code=303)
@@ -301,6 +315,17 @@ def build_app(
         again = await console.client(ns).replay_dead_letters(ids)
         return RedirectResponse(pages.ns_url(ns, "/dlq", done=f"replayed {len(again)}"), 303)
 
+    async def audit(request: Request) -> Response:
+        ns = _namespace(request)
+        args = dict(request.query_params)
+        action = args.get("action") or None
+        entries = await console.client(ns).audit(
+            agent=args.get("agent") or None,
+            action=action if action in ACTIONS else None,
+            limit=200,
+        )
+        return _html(pages.audit_page(ns, entries, args, time.time(), admin=admin(ns)))
+
     async def on_error(request: Request, exc: Exception) -> Response:
         status = 403 if isinstance(exc, PermissionError) else 400
         text = f"{type(exc).__name__}: {exc}"
@@ -326,6 +351,10 @@ def build_app(
         Route("/ns/{namespace}/review/{action:str}", decide, methods=["POST"]),
         Route("/ns/{namespace}/dlq", dlq),
         Route("/ns/{namespace}/dlq/replay", replay, methods=["POST"]),
+        Route("/ns/{namespace}/audit", audit),
     ]
     handlers: dict[Any, Any] = {HindsightError: on_error, PermissionError: on_error}
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+    guard = Middleware(HostCheck, security=host_security(host, allowed_hosts))
+    return Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers=handlers, middleware=[guard]
+    )

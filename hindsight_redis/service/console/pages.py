@@ -14,8 +14,9 @@ from urllib.parse import quote, urlencode
 from hindsight_redis.core.models import MemoryRecord, SearchHit, explain_reason
 from hindsight_redis.lifecycle.review import ConflictResolution, resolution_summary
 from hindsight_redis.ops.admin import DeadLetter
-from hindsight_redis.ops.render import age, snippet
+from hindsight_redis.ops.render import age, moment, snippet
 from hindsight_redis.ops.stats import QueueState
+from hindsight_redis.trust.audit import ACTIONS, AuditEntry
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
@@ -54,6 +55,7 @@ def layout(title: str, body: str, *, namespace: str | None = None, admin: bool =
             ("/conflicts", "conflicts"),
             ("/review", "review"),
             ("/dlq", "dead letters"),
+            ("/audit", "audit"),
         ):
             links.append(f'<a href="{base}{path}">{name}</a>')
     mode = "admin" if admin else "read-only"
@@ -414,3 +416,39 @@ def review_page(
         "</table>"
     )
     return layout("Review", "".join(parts), namespace=namespace, admin=admin)
+
+
+def audit_page(
+    namespace: str,
+    entries: Sequence[AuditEntry],
+    args: Mapping[str, str],
+    now: float,
+    *,
+    admin: bool,
+) -> str:
+    """The audit trail, newest first: who did what to which memories (ids, counts and
+    digests: the trail holds no content), filtered by agent and action."""
+    actions = "".join(
+        f"<option{' selected' if args.get('action') == a else ''}>{a}</option>"
+        for a in ("", *ACTIONS)
+    )
+    form = (
+        f"<form method='get' action='{ns_url(namespace, '/audit')}'>"
+        f"<input name='agent' placeholder='by agent' size=16 value='{esc(args.get('agent', ''))}'>"
+        f" <select name='action'>{actions}</select> <button type='submit'>filter</button>"
+        "</form><br>"
+    )
+    rows = "".join(
+        f"<tr><td title='{esc(e.entry_id)}'>{esc(moment(e.at))}</td><td>{age(e.at, now)}</td>"
+        f"<td><b>{esc(e.action)}</b></td><td>{esc(e.by)}</td><td>{esc(e.how or '-')}</td>"
+        f"<td class='n'>{e.count:,}</td><td class='ids'>{esc(', '.join(i[:12] for i in e.ids))}"
+        f"{'…' if e.count > len(e.ids) else ''}</td>"
+        f"<td>{esc(' '.join(f'{k}={v}' for k, v in e.details.items()))}</td></tr>"
+        for e in entries
+    )
+    body = (
+        f"{form}<table class='audit'><tr><th>when (UTC)</th><th>age</th><th>action</th>"
+        "<th>by</th><th>identified by</th><th class='n'>memories</th><th>ids</th>"
+        f"<th>details</th></tr>{rows or '<tr><td colspan=8>no entry</td></tr>'}</table>"
+    )
+    return layout("Audit trail", body, namespace=namespace, admin=admin)

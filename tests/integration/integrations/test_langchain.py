@@ -78,3 +78,11 @@ async def test_tools_write_search_and_report_errors_to_the_model(
     error = tools["memory_get"].invoke({"memory_id": "bad id with spaces"})
     assert isinstance(error, str) and "InvalidMemory (not retryable)" in error
     assert tools["memory_conflicts"].invoke({}) == []
+
+
+async def test_a_models_tools_never_erase(shared: MemoryClient, worker: Worker) -> None:
+    tools = {t.name: t for t in memory_tools(client=shared)}
+    written = await tools["memory_write"].ainvoke({"content": FACT, "wait": True, "timeout_s": 20})
+    refused = await tools["memory_erase"].ainvoke({"ids": [written["id"]]})
+    assert isinstance(refused, str) and "PermissionDenied (not retryable)" in refused
+    assert shared.get(written["id"]) is not None

@@ -25,6 +25,7 @@ OLD = "The deploy window for billing is Tuesday 14:00"
 NEW = "The deploy window for billing is Thursday 14:00"
 FACT = "Alice prefers answers in Chinese, with code samples in English"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+BASE = "http://127.0.0.1:8766"  # what a browser names a console on loopback
 
 
 def _seed(settings: Settings) -> dict[str, str]:
@@ -70,7 +71,7 @@ def _csrf(page: str) -> str:
 def test_pages_render_and_a_read_only_console_changes_nothing(settings: Settings) -> None:
     ids = _seed(settings)
     ns = f"/ns/{settings.namespace}"
-    with TestClient(build_app(settings)) as http:
+    with TestClient(build_app(settings), base_url=BASE) as http:
         home = http.get("/")
         assert home.status_code == 200 and settings.namespace in home.text
         overview = http.get(ns).text
@@ -95,7 +96,7 @@ def test_pages_render_and_a_read_only_console_changes_nothing(settings: Settings
 def test_an_admin_console_resolves_with_the_forms_secret_only(settings: Settings) -> None:
     ids = _seed(settings)
     ns = f"/ns/{settings.namespace}"
-    with TestClient(build_app(settings, admin_token=_admin_token(settings))) as http:
+    with TestClient(build_app(settings, admin_token=_admin_token(settings)), base_url=BASE) as http:
         page = http.get(f"{ns}/conflicts").text
         assert "Keep new" in page
         form = {"memory_id": ids["new"], "other_id": ids["old"], "keep": "new", "note": "moved"}
@@ -111,10 +112,56 @@ def test_an_admin_console_resolves_with_the_forms_secret_only(settings: Settings
         assert record.resolution is not None and record.resolution["by"] == "ops"
 
 
+def test_the_console_answers_only_the_names_it_serves(settings: Settings) -> None:
+    """DNS rebinding: a page of another site that resolves its name to 127.0.0.1 sends
+    its own name as Host (421, nothing read: no memory, no form secret) and its origin
+    with a POST (403, nothing changed)."""
+    ids = _seed(settings)
+    ns = f"/ns/{settings.namespace}"
+    app = build_app(settings, admin_token=_admin_token(settings), allowed_hosts=["mem.corp"])
+    with TestClient(app, base_url=BASE) as http:
+        for host in ("127.0.0.1:8766", "localhost:8766", "[::1]:8766", "mem.corp:8766"):
+            assert http.get(f"{ns}/memories", headers={"host": host}).status_code == 200
+        page = http.get(f"{ns}/conflicts").text
+        for host in ("evil.example.com", "evil.example.com:8766", "127.0.0.1.evil.example.com"):
+            refused = http.get(f"{ns}/conflicts", headers={"host": host})
+            assert refused.status_code == 421
+            assert FACT not in refused.text and _csrf(page) not in refused.text
+        form = {"memory_id": ids["new"], "other_id": ids["old"], "keep": "new"}
+        form["csrf"] = _csrf(page)
+        for header in (
+            {"origin": "http://evil.example.com"},
+            {"origin": "null"},
+            {"referer": "http://evil.example.com/attack.html"},
+        ):
+            posted = http.post(f"{ns}/conflicts/resolve", data=form, headers=header)
+            assert posted.status_code == 403, header
+        same = {"origin": BASE, "referer": f"{BASE}{ns}/conflicts"}
+        assert http.post(f"{ns}/conflicts/resolve", data=form, headers=same).status_code == 200
+    with MemoryClient(settings) as client:
+        record = client.get(ids["old"])
+        assert record is not None and record.status == "archived"  # the one allowed post
+
+
+def test_a_console_bound_to_every_address_answers_this_machines_names() -> None:
+    import socket
+
+    from hindsight_redis.service.hosts import served_hosts
+
+    names = served_hosts("0.0.0.0")
+    assert {"127.0.0.1", "localhost", socket.gethostname()} <= set(names)
+    assert served_hosts("10.1.2.3") == ["10.1.2.3"]
+    assert served_hosts("::1") == ["127.0.0.1", "localhost", "[::1]"]
+    assert served_hosts("fd00::5", ["mem.corp"]) == ["[fd00::5]", "mem.corp"]
+
+
 def test_a_token_that_is_not_admin_refuses_to_start(settings: Settings) -> None:
     from hindsight_redis.errors import ConfigError
 
-    with pytest.raises(ConfigError), TestClient(build_app(settings, admin_token="hrt_bogus")):
+    with (
+        pytest.raises(ConfigError),
+        TestClient(build_app(settings, admin_token="hrt_bogus"), base_url=BASE),
+    ):
         pass
 
 

@@ -297,12 +297,12 @@ async def test_reindex_stops_stale_workers_and_loses_nothing(
 
 
 async def test_trimming_never_drops_unprocessed_entries(
-    client: AsyncMemoryClient, drain: Drain
+    client: AsyncMemoryClient, settings: Settings, drain: Drain
 ) -> None:
     from hindsight_redis.pipeline.maintenance import trim_acknowledged
 
     await client.write_many([{"content": f"{FACT} #{n} acknowledged"} for n in range(20)])
-    await drain()
+    await drain(settings.model_copy(update={"stream_keep_acked": 1_000}))  # the worker keeps them
     late = await client.write_many([{"content": f"{OTHER} #{n} still queued"} for n in range(5)])
     # a consumer takes two entries and "crashes" before acknowledging them
     await client.redis.xreadgroup(client.keys.group, "crashed", {client.keys.stream: ">"}, count=2)
@@ -311,6 +311,25 @@ async def test_trimming_never_drops_unprocessed_entries(
     left = [e[0].decode() for e in await client.redis.xrange(client.keys.stream)]
     assert left == [r.stream_id for r in late]  # the 2 pending + 3 undelivered survive
     assert (await client.stats())["accepted"] == 25  # counted by the stream, not its length
+
+
+async def test_acknowledged_entries_go_after_each_batch_unless_kept_for_replay(
+    client: AsyncMemoryClient, settings: Settings, drain: Drain, redis: Redis
+) -> None:
+    keys = client.keys
+    await client.write_many([{"content": f"{FACT} #{n} first"} for n in range(3)])
+    await drain(settings.model_copy(update={"stream_keep_acked": 1_000}))
+    assert await redis.xlen(keys.stream) == 3  # kept for replay
+    await client.write_many([{"content": f"{FACT} #{n} second"} for n in range(3)])
+    await drain(settings.model_copy(update={"worker_batch_size": 2}))
+    assert await redis.xlen(keys.stream) == 0  # the default: every acknowledged one is gone
+    stats = await client.stats()
+    assert (stats["accepted"], stats["processed"], stats["backlog"]) == (6, 6, 0)
+    # A second group (a replay consumer) keeps what it has not read yet.
+    await redis.xgroup_create(keys.stream, "replay", id="$")
+    await client.write(f"{FACT} third")
+    await drain()
+    assert await redis.xlen(keys.stream) == 1
 
 
 async def test_recent_drops_are_kept_for_debugging(client: AsyncMemoryClient, drain: Drain) -> None:
