@@ -32,7 +32,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from hindsight_redis.client.async_client import AsyncMemoryClient
 from hindsight_redis.client.sync_client import MemoryClient
 from hindsight_redis.core.models import SearchHit, SearchMode
-from hindsight_redis.errors import HindsightError
+from hindsight_redis.errors import HindsightError, InvalidArgument
 from hindsight_redis.service.tokens import Principal
 from hindsight_redis.service.tools import TOOLS, ToolSpec
 from hindsight_redis.settings import Settings
@@ -155,5 +155,9 @@ def memory_tools(
     chosen = [s for s in offered if names is None or s.name in names]
     unknown = set(names or ()) - {s.name for s in offered}
     if unknown:
-        raise ValueError(f"unknown tool(s): {', '.join(sorted(unknown))}")
+        admin = unknown & {s.name for s in TOOLS}
+        raise InvalidArgument(
+            f"unknown tool(s): {', '.join(sorted(unknown - admin)) or '-'}; "
+            f"admin tools never offered to a model: {', '.join(sorted(admin)) or '-'}"
+        )
     return [_tool(spec, memory, principal) for spec in chosen]

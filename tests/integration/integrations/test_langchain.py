@@ -11,7 +11,7 @@ pytest.importorskip("langchain_core")
 from langchain_core.documents import Document
 from langchain_core.tools import BaseTool
 
-from hindsight_redis import AsyncMemoryClient, MemoryClient, Settings, Worker
+from hindsight_redis import AsyncMemoryClient, InvalidArgument, MemoryClient, Settings, Worker
 from hindsight_redis.integrations.langchain import HindsightRetriever, memory_tools
 from hindsight_redis.service.tools import TOOLS
 from tests.integration.helpers import Drain
@@ -83,6 +83,7 @@ async def test_tools_write_search_and_report_errors_to_the_model(
 async def test_a_models_tools_never_erase(shared: MemoryClient, worker: Worker) -> None:
     tools = {t.name: t for t in memory_tools(client=shared)}
     written = await tools["memory_write"].ainvoke({"content": FACT, "wait": True, "timeout_s": 20})
-    refused = await tools["memory_erase"].ainvoke({"ids": [written["id"]]})
-    assert isinstance(refused, str) and "PermissionDenied (not retryable)" in refused
+    assert not {"memory_erase", "memory_approve", "memory_reject"} & set(tools)  # not offered
+    with pytest.raises(InvalidArgument, match="admin tools never offered to a model: memory_erase"):
+        memory_tools(client=shared, names=["memory_erase", "memory_search"])
     assert shared.get(written["id"]) is not None

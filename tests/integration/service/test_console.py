@@ -282,7 +282,7 @@ def test_the_review_page_approves_and_rejects_with_an_admin_token(settings: Sett
         other = client.write(OTHER, agent_id="mallory").id
         Worker(settings).run(burst=True)
     ns = f"/ns/{settings.namespace}"
-    with TestClient(build_app(settings)) as http:  # read-only: listed, no buttons
+    with TestClient(build_app(settings), base_url=BASE) as http:  # read-only: no buttons
         page = http.get(f"{ns}/review").text
         assert POISON in page and held[:12] in page and "poisoning:" in page
         assert ">Approve</button>" not in page
@@ -290,7 +290,7 @@ def test_the_review_page_approves_and_rejects_with_an_admin_token(settings: Sett
         assert "held because" in memory and ">Approve</button>" not in memory
         refused = http.post(f"{ns}/review/approve", data={"memory_id": held, "csrf": "x"})
         assert refused.status_code == 403
-    with TestClient(build_app(settings, admin_token=_admin_token(settings))) as http:
+    with TestClient(build_app(settings, admin_token=_admin_token(settings)), base_url=BASE) as http:
         page = http.get(f"{ns}/review").text
         assert ">Approve</button>" in page and ">Reject</button>" in page
         forged = http.post(f"{ns}/review/approve", data={"memory_id": held, "csrf": "forged"})
