@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hindsight_redis.cli.common import ABOUT, Handler, package_version, settings_from_args
+from hindsight_redis.cli.common import ABOUT, Handler, settings_from_args
 from hindsight_redis.cli.memories import (
     by_id,
     cmd_export,
@@ -38,6 +38,7 @@ from hindsight_redis.cli.service import (
 from hindsight_redis.cli.tokens import cmd_token
 from hindsight_redis.cli.trust import cmd_audit, cmd_erase
 from hindsight_redis.core.requests import SearchOptions, WriteOptions
+from hindsight_redis.core.version import package_version
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.trust.audit import ACTIONS
 
