@@ -94,7 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--replicas", type=int, default=0, help="--cluster: replicas per master")
     add("demo", cmd_demo, "a scripted multi-agent session: what is kept, dropped and found")
-    add("doctor", cmd_doctor, "check server version, modules, persistence and index")
+    p = add("doctor", cmd_doctor, "check server version, modules, persistence and index")
+    p.add_argument(
+        "--liveness",
+        action="store_true",
+        help="only whether the configured Redis answers and serves search (container "
+        "healthchecks: exit 0 or 1, one line)",
+    )
     p = add("worker", cmd_worker, "run a worker until SIGTERM (or --burst: drain and exit)")
     p.add_argument("--burst", action="store_true")
     served = p.add_mutually_exclusive_group()

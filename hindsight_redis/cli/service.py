@@ -41,9 +41,14 @@ def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
-    """``doctor``: facts and problems of the deployment; exit 1 on problems."""
-    from hindsight_redis.ops.doctor import diagnose
+    """``doctor``: facts and problems of the deployment; exit 1 on problems. ``--liveness``:
+    only whether the configured Redis answers with search (exit 1 when not)."""
+    from hindsight_redis.ops.doctor import diagnose, liveness
 
+    if args.liveness:
+        alive, line = asyncio.run(liveness(settings))
+        print(line)
+        return 0 if alive else 1
     report = asyncio.run(diagnose(settings))
     for name, value in report.facts.items():
         if isinstance(value, dict):
