@@ -25,9 +25,13 @@ def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
         return cmd_cluster_server(args, settings)
     server = embedded_server(settings.connection, settings.server)
     if args.action == "start":
+        from hindsight_redis.providers.embedders import prepare_query_model
+
         state = server.start()
         print(f"embedded redis running at {state.url} (profile {state.profile}, pid {state.pid})")
         print(f"data dir: {server.data_dir}")
+        # Here rather than in a user's first search, which would wait for it.
+        prepare_query_model(settings.embedding, announce=print)
     elif args.action == "stop":
         stopped = server.stop()
         print("stopped" if stopped else "not running")
