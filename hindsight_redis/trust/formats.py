@@ -172,10 +172,18 @@ _PLACEHOLDER = re.compile(
 )
 
 
+# Words documentation writes where a secret goes (postgres://user:password@host).
+_PLACEHOLDER_WORD = re.compile(
+    r"(?i:(?:your|my|the)?[_-]?(?:password|passwd|pass|pwd|secret|token|api[_-]?key)"
+    r"(?:[_-]?here)?|changeme|example|redacted|hidden)$"
+)
+
+
 def is_placeholder(value: str) -> bool:
     """A value that stands for a secret instead of being one: ``${DB_PASS}``, ``<token>``,
-    ``{{ vault }}``, ``***``, ``xxxx``, a placeholder of this module."""
-    return _PLACEHOLDER.match(value) is not None
+    ``{{ vault }}``, ``***``, ``xxxx``, ``password``, ``your_token``, a placeholder of this
+    module."""
+    return _PLACEHOLDER.match(value) is not None or _PLACEHOLDER_WORD.match(value) is not None
 
 
 def entropy(value: str) -> float:

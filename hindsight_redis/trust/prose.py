@@ -61,7 +61,7 @@ _CONNECTOR = (
     r"|(?:is|was|are|were)(?:\s+(?:now|still|just|simply|actually|currently|always|literally"
     r"|also|probably|basically|officially|temporarily|definitely))?"
     r"(?:\s*[:：])?|(?:(?:has|have)\s+been\s+|was\s+|is\s+|got\s+|been\s+)?"
-    r"(?:set|changed|updated|reset)\s+to|becomes|will\s+be|[:：=]|->|=>|是|为|為)"
+    r"(?:set|changed|updated|reset)\s+to\b|becomes|will\s+be|[:：=]|->|=>|→|是|为|為)"
 )
 _CODE_CUE = (
     r"(?:door|alarm|gate|garage|safe|lock|locker|keypad|entry|security|building)[ -]codes?"
@@ -70,13 +70,21 @@ _CODE_CUE = (
     r"(?:door|gate|alarm|safe|garage|building|house|lock|office|locker|keypad|apartment|flat"
     r"|lobby)\b)"
 )
+# One-time codes (a verification code, a 2FA code) are credentials while they live.
+_OTP_CUE = r"(?:verification|security|one[ -]time|login|sign[ -]in|2fa|mfa|otp|sms)[ -]codes?|otps?"
 _PASSWORD_CUE = (
     r"(?:pass(?:word|wd|code|phrase)s?|pass[ -]phrase|pwd|pw|pins?(?:[ -](?:code|number))?"
+    rf"|{_OTP_CUE}"
     rf"|(?:wi-?fi|wlan|wpa2?)[ -](?:key|pass)|{_CODE_CUE})"
 )
 
 _EN_STATED = re.compile(
     rf"\b(?P<cue>{_PASSWORD_CUE})\b{_QUALIFIER}\s*{_CONNECTOR}\s*{_VALUE}", re.IGNORECASE
+)
+_EN_PASS = re.compile(
+    r"\b(?:new|old|my|the|wi-?fi|admin|root|temp|temporary|user|login)\s+pass"
+    rf"\s*(?:is|was|:|=|->|→)\s*{_VALUE}",
+    re.IGNORECASE,
 )
 _EN_USED = re.compile(
     r"\b(?:use|using|try|with|enter|type|typed|entered)\s+(?:(?:the|my|our|your|a|this)\s+)?"
@@ -101,29 +109,38 @@ _EN_AS = re.compile(
 )
 _EN_NAMED_AFTER = re.compile(
     r"(?<![^\s(\[])(?P<b>[^\s\"'`]{4,128})\s+(?:is|was)\s+(?:the|my|our|your|his|her|their)"
-    r"\s+(?:[\w-]+\s+){0,2}(?P<cue>password|passcode|passphrase|pin)\b",
+    r"\s+(?:(?!(?:most|least|worst|best|top|weakest|strongest|commonest|common|popular)\b)"
+    r"[\w-]+\s+){0,2}(?P<cue>password|passcode|passphrase|pin)\b",
     re.IGNORECASE,
 )
 _EN_PAIR = re.compile(
     r"\b(?:login|logins|log-in|credentials?|creds|account|username|user)\b(?:\s+(?:details|info))?"
-    r"(?:[ \t]*[:=][ \t]*[^\s/]{1,64}[ \t]*/|[ \t]+\S{1,64}[ \t]+(?:pass|pw|pwd|password))"
+    r"(?:[ \t]*(?:[:=]|is|are|was|were)[ \t]*[^\s/]{1,64}[ \t]*/"
+    r"|[ \t]+\S{1,64}[ \t]+(?:pass|pw|pwd|password))"
     rf"[ \t]*{_VALUE}",
     re.IGNORECASE,
 )
-# Passwords on the command lines of common clients: mysql -pSECRET, sshpass -p SECRET.
+# Passwords on the command lines of common clients: mysql -pSECRET, sshpass -p SECRET,
+# redis-cli -a SECRET, curl -u user:SECRET, smbclient -U user%SECRET.
 _COMMAND_LINE = re.compile(
     r"\b(?:mysql(?:dump|admin)?\b[^\n]*?\s-p(?P<b>[^\s-]\S{0,127})"
-    r"|sshpass\s+-p\s*(?P<c>\S{1,128}))"
+    r"|sshpass\s+-p\s*(?P<c>\S{1,128})"
+    r"|redis-cli\b[^\n]*?\s(?:-a|--pass)\s+(?P<d>[^\s-]\S{0,127})"
+    r"|curl\b[^\n]*?\s(?:-u|--user)\s+[\"']?[^\s:\"']{1,64}:(?P<e>[^\s\"']{1,128})"
+    r"|smbclient\b[^\n]*?\s(?:-U|--user)\s+[^\s%]{1,64}%(?P<f>\S{1,128}))"
 )
+COMMAND_CLIENTS = ("mysql", "sshpass", "redis-cli", "curl", "smbclient")
+"""The clients whose command lines ``command_lines`` reads (a text naming none is not)."""
 _ZH_STATED = re.compile(
-    r"(?P<cue>密码|密碼|口令|(?i:pin)[码碼])(?:都|也|还|一直|现在|就|仍然|依然|已经|已|则"
+    r"(?P<cue>密码|密碼|口令|(?i:pin)[码碼]|验证码|驗證碼|校验码|动态码)(?:都|也|还|一直|现在|就|仍然|依然|已经|已|则"
     r"|[我他她你]|暂时|临时|刚刚?|先|统一)?\s*"
     r"(?P<conn>(?:是|为|為|改成了?|改为|设为|设置为|设置成|设成|换成了?|变成了?)?\s*[：:=]?)"
     rf"\s*{_ASCII_VALUE}"
 )
+_ZH_CODES = ("验证码", "驗證碼", "校验码", "动态码")
 _ZH_KEY = re.compile(
     r"(?P<cue>密钥|秘钥|私钥|令牌|(?i:api\s*key|token|secret))(?:都|也|还|一直|现在|就)?\s*"
-    rf"(?:是|为|為|改成了?|改为|设为|设置为)\s*[：:]?\s*{_ASCII_VALUE}"
+    rf"(?:(?:是|为|為|改成了?|改为|设为|设置为)\s*[：:]?|[：:=])\s*{_ASCII_VALUE}"
 )
 
 _STRONG_LEAD = (
@@ -223,20 +240,21 @@ def token_value(value: str, *, strong_cue: bool, min_chars: int = MIN_TOKEN_CHAR
 
 
 def _pin_like(cue: str) -> bool:
-    """Whether a cue names a number (a PIN, a door code) rather than a password."""
+    """Whether a cue names a number (a PIN, a door code, a one-time code) rather than a
+    password."""
     cue = cue.lower()
-    return cue.startswith("pin") or (cue.endswith(("code", "codes")) and "pass" not in cue)
+    return cue.startswith(("pin", "otp")) or (cue.endswith(("code", "codes")) and "pass" not in cue)
 
 
 def stated_passwords(text: str) -> Iterator[Finding]:
     """Passwords, passcodes and PINs stated in English or Chinese prose."""
-    for pattern in (_EN_STATED, _EN_USED, _EN_CHANGED):
+    for pattern in (_EN_STATED, _EN_USED, _EN_CHANGED, _EN_PASS):
         for found in pattern.finditer(text):
             got = _value(found)
             if got is None or _units_follow(text, got[2]):
                 continue
-            pin = _pin_like(found.group("cue"))
-            strong = pattern is _EN_USED and found.group("q") is None
+            pin = pattern is not _EN_PASS and _pin_like(found.group("cue"))
+            strong = pattern in (_EN_USED, _EN_PASS) and found.group("q") is None
             if password_value(got[0], pin=pin, strong=strong):
                 yield Finding("password", got[1], got[2])
     for found in _EN_BARE.finditer(text):
@@ -255,10 +273,6 @@ def stated_passwords(text: str) -> Iterator[Finding]:
             got = _value(found)
             if got is not None and password_value(got[0], strong=found.group("q") is None):
                 yield Finding("password", got[1], got[2])
-    for found in _COMMAND_LINE.finditer(text):
-        group = "b" if found.group("b") is not None else "c"
-        if not is_placeholder(found.group(group)):
-            yield Finding("password", *found.span(group))
     for found in _EN_NAMED_AFTER.finditer(text):
         got = _value(found)
         pin = found.group("cue").lower() == "pin"
@@ -269,9 +283,19 @@ def stated_passwords(text: str) -> Iterator[Finding]:
         if got is None or _units_follow(text, got[2]):
             continue
         said = bool(found.group("conn").strip()) or found.group("q") is not None
-        pin = found.group("cue").lower().startswith("pin")
+        cue = found.group("cue").lower()
+        pin = cue.startswith("pin") or cue in _ZH_CODES
         if password_value(got[0], pin=pin, strong=not said) and (said or len(got[0]) >= 4):
             yield Finding("password", got[1], got[2])
+
+
+def command_lines(text: str) -> Iterator[Finding]:
+    """Passwords given to common clients on their command lines (``COMMAND_CLIENTS``)."""
+    for found in _COMMAND_LINE.finditer(text):
+        group = next(name for name in "bcdef" if found.group(name) is not None)
+        value = found.group(group)
+        if not is_placeholder(value) and value.lower() not in _STOP:
+            yield Finding("password", *found.span(group))
 
 
 def stated_keys(text: str) -> Iterator[Finding]:
@@ -305,9 +329,10 @@ def _name_kind(name: str) -> tuple[str, bool] | None:
     parts = [p.lower() for p in _NAME_PARTS.findall(name)]
     if not parts or parts[-1] in _NOT_SECRET_NAMES:
         return None
-    if any(p in _PASSWORD_PARTS for p in parts):
+    # A name run together (PGPASSWORD, GITHUBTOKEN) ends with what it names.
+    if any(p in _PASSWORD_PARTS for p in parts) or parts[-1].endswith(("password", "passwd")):
         return "password", True
-    if any(p in _SECRET_PARTS for p in parts):
+    if any(p in _SECRET_PARTS for p in parts) or parts[-1].endswith(("secret", "token")):
         return "token", True
     if parts[-1] in ("key", "keys"):
         return "token", any(p in _KEY_LEADS for p in parts[:-1])

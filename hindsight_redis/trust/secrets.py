@@ -46,7 +46,13 @@ from hindsight_redis.trust.formats import (
     token_formats,
     url_credentials,
 )
-from hindsight_redis.trust.prose import assigned, stated_keys, stated_passwords
+from hindsight_redis.trust.prose import (
+    COMMAND_CLIENTS,
+    assigned,
+    command_lines,
+    stated_keys,
+    stated_passwords,
+)
 
 DETECTORS: tuple[Detector, ...] = (
     armoured_keys,
@@ -56,6 +62,7 @@ DETECTORS: tuple[Detector, ...] = (
     numbers,
     assigned,
     stated_passwords,
+    command_lines,
     stated_keys,
 )
 """Every detector, in the order their kinds win when findings overlap."""
@@ -84,8 +91,8 @@ _MARK = bytes.maketrans(
 _ARMOUR = b"ppppp"
 _P_WORD = re.compile(b"pass|pw|" + _ARMOUR)
 # What makes a "pass" or "pw" at a position a cue: passw(ord), passc(ode), passp(hrase),
-# "pass phrase", "pass:", "pass=", "pw", "pwd" (a word).
-_PASS_CUE = re.compile(rb"pass(?:w|c|p|[ -]?ph|\s*[:=\"'])|pwd?(?![a-z])")
+# "pass phrase", "pass:", "pass=", "pass is", "pw", "pwd" (a word).
+_PASS_CUE = re.compile(rb"pass(?:w|c|p|[ -]?ph|\s*[:=\"']|\s+(?:is|was)\b)|pwd?(?![a-z])")
 _HAN_CUES = ("密", "口令", "钥", "令牌")
 _HAN_PASSWORD_CUES = ("密码", "密碼", "口令", "码")
 _KEY_CUES = ("key", "token", "secret", "credential", "auth", "密钥", "秘钥", "私钥", "令牌")
@@ -100,10 +107,11 @@ _NUMBER_WORDS = (
     "cred",
     "account",
     "user",
+    "otp",
 )
 _NUMBER_CUES = re.compile(
     r"\b(?:pins?|codes?|combinations?|wi-?fi|wlan|wpa2?|logins?|creds|credentials?|account"
-    r"|user(?:name)?)\b"
+    r"|user(?:name)?|otps?)\b"
 )
 _LONG_RUN = re.compile(r"[A-Za-z0-9_\-.+/=~%:]{16}")
 _URL_CLUES = ("?", "&", ";")
@@ -133,8 +141,14 @@ def _cue_at(marked: bytes, at: int, start: int = 0) -> bool:
 
 def _numbers_clue(text: str, marked: bytes) -> bool:
     """Whether the digits (or ``@``) of a text may be a secret's: an ``@`` (a URL's
-    credentials), four digits or more (a PIN, a card...), or fewer in a long token."""
-    return "@" in text or marked.count(b"\0") >= 4 or _LONG_RUN.search(text) is not None
+    credentials), four digits or more (a PIN, a card...), fewer in a long token, or in a
+    pair written "user / password"."""
+    return (
+        "@" in text
+        or marked.count(b"\0") >= 4
+        or " / " in text
+        or _LONG_RUN.search(text) is not None
+    )
 
 
 def _clue(text: str, marked: bytes) -> bool:
@@ -212,6 +226,8 @@ def _detectors(text: str) -> list[Detector]:
         chosen.append(assigned)
     if passwords:
         chosen.append(stated_passwords)
+    if " -" in text and any(client in lower for client in COMMAND_CLIENTS):
+        chosen.append(command_lines)
     if keys:
         chosen.append(stated_keys)
     return chosen
