@@ -252,7 +252,7 @@ def aws_secrets(text: str) -> Iterator[Finding]:
 _NUMBER = re.compile(r"\d(?:[ .\-]?\d)*[Xx]?")
 _CARD_FORMS = ((4, 4, 4, 4), (4, 6, 5), (4, 6, 4), *((4, 4, 4, 4, n) for n in (1, 2, 3)))
 _SSN_WORDS = re.compile(
-    r"(?i:\bssn\b|\bss#|\bsocial(?:\s+security)?(?:\s+(?:number|no\.?|#))?)|社会安全号|社安号"
+    r"(?i:\bssn\b|\bss#|\bss\s+(?:number|no\.?|#)|\bsocial(?:\s+security)?(?:\s+(?:number|no\.?|#))?)|社会安全号|社安号"
 )
 _CN_ID = re.compile(
     r"[1-9]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]$"

@@ -64,8 +64,9 @@ _CONNECTOR = (
     r"(?:set|changed|updated|reset)\s+to\b|becomes|will\s+be|[:：=]|->|=>|→|是|为|為)"
 )
 _CODE_CUE = (
-    r"(?:door|alarm|gate|garage|safe|lock|locker|keypad|entry|security|building)[ -]codes?"
-    r"|(?:(?:safe|lock|locker)[ -])?combinations?"
+    r"(?:door|alarm|gate|garage|safe|lock|locker|keypad|entry|security|building|unlock|access"
+    r"|phone|screen)[ -]codes?"
+    r"|(?:(?:safe|lock|locker)[ -])?(?:combinations?|combos?)"
     r"|codes?(?=\s+(?:to|for|of)\s+(?:the\s+|my\s+|our\s+)?(?:front\s+|back\s+|main\s+)?"
     r"(?:door|gate|alarm|safe|garage|building|house|lock|office|locker|keypad|apartment|flat"
     r"|lobby)\b)"
@@ -86,6 +87,14 @@ _EN_PASS = re.compile(
     rf"\s*(?:is|was|:|=|->|→)\s*{_VALUE}",
     re.IGNORECASE,
 )
+# "password? X": a question answered in place; the value must look made.
+_EN_ASKED = re.compile(
+    rf"\b(?P<cue>password|passcode|passphrase)\?\s*(?:it['’]?s\s+)?{_VALUE}", re.IGNORECASE
+)
+# A code named for what it opens, right before its digits: "keypad code 6243".
+_EN_CODE_BARE = re.compile(
+    rf"\b(?P<cue>{_CODE_CUE}|pins?|{_OTP_CUE})\s+(?P<b>\d[\d-]{{3,15}})\b", re.I
+)
 _EN_USED = re.compile(
     r"\b(?:use|using|try|with|enter|type|typed|entered)\s+(?:(?:the|my|our|your|a|this)\s+)?"
     rf"(?:[\w-]+\s+)?(?P<cue>password|passcode|passphrase|pin)\s+{_VALUE}",
@@ -103,7 +112,8 @@ _EN_BARE = re.compile(
     re.IGNORECASE,
 )
 _EN_AS = re.compile(
-    rf"\b(?:use|using|set|choose|chose|pick|picked|with)\s+{_VALUE}\s+as\s+"
+    rf"\b(?:use|using|used|set|choose|chose|pick|picked|with|type|typed|enter|entered|put)"
+    rf"\s+{_VALUE}\s+as\s+"
     r"(?:(?:the|my|our|your|a)\s+)?(?:[\w-]+\s+)?(?P<cue>password|passcode|passphrase|pin)\b",
     re.IGNORECASE,
 )
@@ -114,8 +124,9 @@ _EN_NAMED_AFTER = re.compile(
     re.IGNORECASE,
 )
 _EN_PAIR = re.compile(
-    r"\b(?:login|logins|log-in|credentials?|creds|account|username|user)\b(?:\s+(?:details|info))?"
-    r"(?:[ \t]*(?:[:=]|is|are|was|were)[ \t]*[^\s/]{1,64}[ \t]*/"
+    r"\b(?:login|logins|log-in|log\s+in\s+(?:with|as)|credentials?|creds|account|username|user)\b"
+    r"(?:\s+(?:details|info))?"
+    r"(?:(?:[ \t]*(?:[:=]|is|are|was|were)[ \t]*|[ \t]+)[^\s/]{1,64}[ \t]*/"
     r"|[ \t]+\S{1,64}[ \t]+(?:pass|pw|pwd|password))"
     rf"[ \t]*{_VALUE}",
     re.IGNORECASE,
@@ -139,7 +150,7 @@ _ZH_STATED = re.compile(
 )
 _ZH_CODES = ("验证码", "驗證碼", "校验码", "动态码")
 _ZH_KEY = re.compile(
-    r"(?P<cue>密钥|秘钥|私钥|令牌|(?i:api\s*key|token|secret))(?:都|也|还|一直|现在|就)?\s*"
+    r"(?P<cue>密钥|秘钥|私钥|令牌|(?<![A-Za-z])[AS]K(?![A-Za-z])|(?i:api\s*key|token|secret))(?:都|也|还|一直|现在|就)?\s*"
     rf"(?:(?:是|为|為|改成了?|改为|设为|设置为)\s*[：:]?|[：:=])\s*{_ASCII_VALUE}"
 )
 
@@ -169,6 +180,9 @@ _ASSIGNED = re.compile(
 _FLAG = re.compile(
     r"(?<!\S)--(?P<name>[A-Za-z][A-Za-z0-9-]{1,40})[ \t]+"
     r"(?:(?P<open>[\"'`])(?P<q>[^\"'`\n]{1,256})[\"'`]|(?P<b>[^\s;,&\"'<>-][^\s;,&\"'<>]{0,255}))"
+)
+_ELEMENT = re.compile(
+    r"<(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,60})>[ \t]*(?P<b>[^<>\s]{1,256})[ \t]*</(?P=name)>"
 )
 _NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
@@ -248,13 +262,13 @@ def _pin_like(cue: str) -> bool:
 
 def stated_passwords(text: str) -> Iterator[Finding]:
     """Passwords, passcodes and PINs stated in English or Chinese prose."""
-    for pattern in (_EN_STATED, _EN_USED, _EN_CHANGED, _EN_PASS):
+    for pattern in (_EN_STATED, _EN_USED, _EN_CHANGED, _EN_PASS, _EN_ASKED, _EN_CODE_BARE):
         for found in pattern.finditer(text):
             got = _value(found)
             if got is None or _units_follow(text, got[2]):
                 continue
             pin = pattern is not _EN_PASS and _pin_like(found.group("cue"))
-            strong = pattern in (_EN_USED, _EN_PASS) and found.group("q") is None
+            strong = pattern in (_EN_USED, _EN_PASS, _EN_ASKED) and found.group("q") is None
             if password_value(got[0], pin=pin, strong=strong):
                 yield Finding("password", got[1], got[2])
     for found in _EN_BARE.finditer(text):
@@ -285,6 +299,8 @@ def stated_passwords(text: str) -> Iterator[Finding]:
         said = bool(found.group("conn").strip()) or found.group("q") is not None
         cue = found.group("cue").lower()
         pin = cue.startswith("pin") or cue in _ZH_CODES
+        if not any(c.isascii() and c.isalnum() for c in got[0]):
+            continue  # "口令是“团结一心”": a watchword, passwords are typed in ASCII
         if password_value(got[0], pin=pin, strong=not said) and (said or len(got[0]) >= 4):
             yield Finding("password", got[1], got[2])
 
@@ -341,8 +357,8 @@ def _name_kind(name: str) -> tuple[str, bool] | None:
 
 def assigned(text: str) -> Iterator[Finding]:
     """Secrets assigned in code, configuration and command lines: ``DB_PASSWORD=...``,
-    ``"api_key": "..."``, ``X-Api-Key: ...``, ``--password ...``."""
-    for pattern in (_ASSIGNED, _FLAG):
+    ``"api_key": "..."``, ``X-Api-Key: ...``, ``--password ...``, ``<password>...</password>``."""
+    for pattern in (_ASSIGNED, _FLAG, _ELEMENT):
         for found in pattern.finditer(text):
             named = _name_kind(found.group("name"))
             got = _value(found)

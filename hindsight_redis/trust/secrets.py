@@ -108,10 +108,12 @@ _NUMBER_WORDS = (
     "account",
     "user",
     "otp",
+    "log in",
+    "combo",
 )
 _NUMBER_CUES = re.compile(
     r"\b(?:pins?|codes?|combinations?|wi-?fi|wlan|wpa2?|logins?|creds|credentials?|account"
-    r"|user(?:name)?|otps?)\b"
+    r"|user(?:name)?|otps?|log in|combos?)\b"
 )
 _LONG_RUN = re.compile(r"[A-Za-z0-9_\-.+/=~%:]{16}")
 _URL_CLUES = ("?", "&", ";")

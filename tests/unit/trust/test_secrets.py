@@ -59,6 +59,21 @@ def test_recall_and_false_positives_meet_their_targets() -> None:
     assert len(changed) / len(BENIGN) <= 0.03, changed
 
 
+@pytest.mark.parametrize("name", ["secrets_fresh.jsonl", "secrets_heldout2.jsonl"])
+def test_the_sets_written_apart_from_the_detector_meet_the_targets(name: str) -> None:
+    """Two sets written after the detector, in other styles (first found 0.927 and 0.867 of
+    their secrets: docs/decisions.md); every kind of the issue, in English and Chinese."""
+    rows = [json.loads(line) for line in (DATA.parent / name).read_text("utf-8").splitlines()]
+    secrets = [r for r in rows if r["label"] == "secret"]
+    benign = [r for r in rows if r["label"] == "benign"]
+    assert len(secrets) >= 80 and len(benign) >= 80
+    assert {r["lang"] for r in secrets} == {"en", "zh"} == {r["lang"] for r in benign}
+    missed = [r["text"] for r in secrets if not _caught(r)]
+    changed = [r["text"] for r in benign if mask_secrets(r["text"])[0] != r["text"]]
+    assert 1 - len(missed) / len(secrets) >= 0.95, missed
+    assert len(changed) / len(benign) <= 0.03, changed
+
+
 @pytest.mark.parametrize("row", SECRETS, ids=lambda r: f"{r['kind']}:{r['text'][:30]}")
 def test_no_byte_of_a_secret_survives_masking(row: dict[str, Any]) -> None:
     masked, kinds = mask_secrets(row["text"])
