@@ -11,7 +11,7 @@ from hindsight_redis.core.keys import Keys
 from hindsight_redis.ops.doctor.checks import DoctorReport, exposure_problem, loopback_only
 from hindsight_redis.ops.doctor.cluster import diagnose_if_cluster
 from hindsight_redis.ops.doctor.server import diagnose_server
-from hindsight_redis.settings import Settings
+from hindsight_redis.settings import Settings, config_file
 
 __all__ = ["DoctorReport", "diagnose", "exposure_problem", "loopback_only"]
 
@@ -25,6 +25,8 @@ async def diagnose(settings: Settings) -> DoctorReport:
     the server's is one problem, not a list of config differences.
     """
     report = DoctorReport()
+    path = config_file()
+    report.facts["config"] = str(path.resolve()) if path else "no config file; defaults and environment"
     connection, server = settings.connection, settings.server
     keys = Keys(settings.key_prefix, settings.namespace)
     if await diagnose_if_cluster(connection, server, keys, report):
