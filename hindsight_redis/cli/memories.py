@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hindsight_redis.cli.common import Handler, print_json, with_client
 from hindsight_redis.cli.options import given_options
 from hindsight_redis.core.requests import SearchOptions, WriteOptions
+from hindsight_redis.errors import NotFound
 from hindsight_redis.settings import Settings
 
 if TYPE_CHECKING:
@@ -45,15 +46,24 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def by_id(method: str) -> Handler:
+    """The handler of ``get ID`` / ``restore ID``: print the memory; a missing one is the
+    ``NotFound`` that ``forget`` and ``protect`` raise too (one message, exit 2)."""
+
     def handler(args: argparse.Namespace, settings: Settings) -> int:
         result = asyncio.run(with_client(settings, lambda c: getattr(c, method)(args.id)))
         if result is None:
-            print(f"no memory {args.id!r}", file=sys.stderr)
-            return 1
+            raise NotFound(f"no memory {args.id!r} in namespace {settings.namespace!r}")
         print_json(result)
         return 0
 
     return handler
+
+
+def cmd_protect(args: argparse.Namespace, settings: Settings) -> int:
+    """``protect ID [--off]``: keep a memory from sweeps and ``forget`` (or lift that)."""
+    record = asyncio.run(with_client(settings, lambda c: c.protect(args.id, not args.off)))
+    print_json(record)
+    return 0
 
 
 def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:

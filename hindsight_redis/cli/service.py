@@ -8,7 +8,7 @@ import asyncio
 import sys
 from typing import Any, Literal
 
-from hindsight_redis.cli.common import print_json, with_client
+from hindsight_redis.cli.common import check_port_free, print_json, with_client
 from hindsight_redis.errors import InvalidArgument
 from hindsight_redis.settings import Settings, redact_url
 
@@ -166,16 +166,21 @@ def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     import signal
 
     from hindsight_redis.service.console import serve_console
+    from hindsight_redis.service.console.app import check_admin_token
 
     token = args.admin_token or os.environ.get("HINDSIGHT_CONSOLE_TOKEN") or None
-    mode = "admin" if token else "read-only (--admin-token to resolve, restore, replay)"
-    print(f"console, {mode}, at http://{args.host}:{args.console_port}/", file=sys.stderr)
+    check_port_free(args.host, args.port)
+    mode = "read-only (--admin-token to resolve, restore, replay)"
+    if token:  # checked before anything is said: a wrong token must not read "admin"
+        admin = asyncio.run(check_admin_token(settings, token))
+        mode = f"admin (as {admin.agent_id!r} in namespace {admin.namespace!r})"
+    print(f"console, {mode}, at http://{args.host}:{args.port}/", file=sys.stderr)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: sys.exit(0))
     serve_console(
         settings,
         host=args.host,
-        port=args.console_port,
+        port=args.port,
         admin_token=token,
         allowed_hosts=args.allow_hosts,
     )
@@ -200,12 +205,13 @@ def cmd_metrics(args: argparse.Namespace, settings: Settings) -> int:
 
     from hindsight_redis.ops.metrics import serve
 
-    url = f"http://{args.host}:{args.metrics_port}/metrics"
+    check_port_free(args.host, args.port)
+    url = f"http://{args.host}:{args.port}/metrics"
     print(f"Prometheus metrics of prefix {settings.key_prefix!r} at {url}", file=sys.stderr)
     # uvicorn re-raises the signal that stopped it once it has shut down: exit 0 instead.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: sys.exit(0))
-    serve(settings, args.host, args.metrics_port)
+    serve(settings, args.host, args.port)
     return 0
 
 
@@ -215,7 +221,12 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.workers < 0:
         raise InvalidArgument("--workers must be 0 or more")
-    run_server(settings, args.transport, args.host, args.mcp_port, workers=args.workers)
+    if args.transport == "stdio" and args.port is not None:
+        raise InvalidArgument("--port is the HTTP port: it needs --transport http")
+    port = 8765 if args.port is None else args.port
+    if args.transport == "http":
+        check_port_free(args.host, port)
+    run_server(settings, args.transport, args.host, port, workers=args.workers)
     return 0
 
 
@@ -232,6 +243,10 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
 
     from hindsight_redis.redis.connection import embedded_server, resolve
     from hindsight_redis.service.run import run_server
+
+    if args.workers < 0:
+        raise InvalidArgument("--workers must be 0 or more")
+    check_port_free(args.host, args.port)
 
     server = embedded_server(settings.connection, settings.server) if settings.embedded else None
     started_here = server is not None and server.state() is None
@@ -255,7 +270,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
             "`hindsight-redis server stop` stops it)"
         )
     print(
-        f"{redis_note}; {args.workers} worker(s); MCP at http://{args.host}:{args.mcp_port}/mcp. "
+        f"{redis_note}; {args.workers} worker(s); MCP at http://{args.host}:{args.port}/mcp. "
         "Ctrl-C stops the workers and the MCP server.",
         file=sys.stderr,
     )
@@ -264,7 +279,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: sys.exit(0))
     try:
-        run_server(settings, "http", args.host, args.mcp_port, workers=0)
+        run_server(settings, "http", args.host, args.port, workers=0)
     finally:
         for proc in workers:
             proc.terminate()  # SIGTERM: each finishes its batch, acks, exits

@@ -47,8 +47,8 @@ def test_write_worker_search_get_forget_stats(
     assert _json(capsys)["agent_id"] == "coder"  # type: ignore[index]
     assert main(["forget", receipt["id"]]) == 0
     assert _json(capsys)["status"] == "archived"  # type: ignore[index]
-    assert main(["get", "f" * 32]) == 1
-    capsys.readouterr()
+    assert main(["get", "f" * 32]) == 2  # as forget, restore and protect: one message, exit 2
+    assert capsys.readouterr().err.startswith(f"error: no memory '{'f' * 32}' in namespace")
     assert main(["stats", "--json"]) == 0
     stats = _json(capsys)
     assert isinstance(stats, dict) and stats["dropped"]["rule:ack"] == 1 and stats["backlog"] == 0
