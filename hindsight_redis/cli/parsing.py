@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -22,11 +23,17 @@ RENAMED = {
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors take three lines (see the module)."""
 
+    argv: Sequence[str] = ()  # what ``parse`` was given, for hints
+
     def error(self, message: str) -> NoReturn:
         """Print the short usage, the problem and where help is; exit 2."""
         choice = re.match(r"argument COMMAND: invalid choice: ('[^']*')", message)
         if choice:
+            given = choice.group(1)[1:-1]
             message = f"unknown command {choice.group(1)}"
+            before = self.argv[: self.argv.index(given)] if given in self.argv else []
+            if any(word.startswith("-") for word in before):
+                message += " (options go after the command: hindsight-redis COMMAND --option ...)"
         for old, hint in RENAMED.items():
             if "unrecognized arguments" in message and re.search(rf"(^|\s){old}(\s|=|$)", message):
                 message += f" ({hint})"
@@ -45,6 +52,8 @@ class Parser(argparse.ArgumentParser):
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """``parser.parse_args(argv)``, with unknown arguments reported by the (sub)command
     they were given to, with its usage, not the top level's."""
+    if isinstance(parser, Parser):
+        parser.argv = list(sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(argv)
     if extra:
         target = parser

@@ -53,6 +53,11 @@ def test_port_is_the_http_port_and_redis_port_the_embedded_servers() -> None:
         (["write"], "usage: hindsight-redis write content [options]", "required: content"),
         (["serve"], "usage: hindsight-redis COMMAND ... [options]", "unknown command 'serve'"),
         (
+            ["--namespace", "x", "stats"],
+            "usage: hindsight-redis COMMAND ... [options]",
+            "unknown command 'x' (options go after the command",
+        ),
+        (
             ["server", "start", "--port", "7000"],
             "usage: hindsight-redis server {start,stop,status} [options]",
             "unrecognized arguments: --port 7000 (the embedded Redis's port is --redis-port",

@@ -26,7 +26,9 @@ async def diagnose(settings: Settings) -> DoctorReport:
     """
     report = DoctorReport()
     path = config_file()
-    report.facts["config"] = str(path.resolve()) if path else "no config file; defaults and environment"
+    report.facts["config"] = (
+        str(path.resolve()) if path else "no config file; defaults and environment"
+    )
     connection, server = settings.connection, settings.server
     keys = Keys(settings.key_prefix, settings.namespace)
     if await diagnose_if_cluster(connection, server, keys, report):
