@@ -305,7 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return _run(argv)
         finally:  # here, so that a closed pipe is met inside the try (--help's output too)
-            sys.stdout.flush()
+            if not sys.stdout.closed:  # `mcp` over stdio closes it when its client leaves
+                sys.stdout.flush()
     except BrokenPipeError:
         # The reader left (`stats | head -1`). Unix tools die of SIGPIPE there, silently,
         # and the shell reports 128 + 13 = 141; Python ignores SIGPIPE (so that a socket's
