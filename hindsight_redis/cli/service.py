@@ -93,7 +93,13 @@ def cmd_dlq(args: argparse.Namespace, settings: Settings) -> int:
     """``dlq list|replay [ids]``: inspect or retry dead letters."""
     if args.action == "list":
         letters = asyncio.run(with_client(settings, lambda c: c.dead_letters(args.count)))
-        print_json(letters)
+        if args.json:
+            print_json(letters)
+        else:
+            from hindsight_redis.ops.layout import screen_width
+            from hindsight_redis.ops.render import dead_letters_table
+
+            print(dead_letters_table(letters, width=screen_width()))
     else:
         ids = args.ids or None
         replayed = asyncio.run(with_client(settings, lambda c: c.replay_dead_letters(ids)))

@@ -14,10 +14,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from hindsight_redis.core.models import MemoryRecord, SearchHit
-from hindsight_redis.ops.layout import Column, changes, cut, flat, pad, table
+from hindsight_redis.ops.layout import Column, changes, cut, flat, pad, table, wrap
 
 if TYPE_CHECKING:
     from hindsight_redis.lifecycle.forgetting import SweepReport
+    from hindsight_redis.ops.admin import DeadLetter
     from hindsight_redis.trust.audit import AuditEntry
     from hindsight_redis.trust.erasure import ErasureReceipt
 
@@ -224,9 +225,20 @@ def conflicts_table(
             rows.append(_conflict_row("new", new, new_text, now))
             rows.append(_conflict_row("old", old, old_text, now))
     lines = table(columns, "memory", rows, width=width, wrap_text=True)
-    lines.append("")
-    lines.append("resolve: hindsight-redis conflicts resolve <id> --keep new|old|both [--note ...]")
+    lines += [
+        "",
+        *_said(
+            "resolve: hindsight-redis conflicts resolve <id> --keep new|old|both "
+            "[--with <other id>] [--note ...]",
+            width,
+        ),
+    ]
     return "\n".join(line if line.strip() else "" for line in lines)
+
+
+def _said(sentence: str, width: int | None) -> list[str]:
+    """A sentence under a table: whole, or wrapped to the terminal's width."""
+    return [sentence] if width is None else wrap(sentence, width)
 
 
 def _conflict_row(
@@ -258,7 +270,7 @@ def held_table(
         for record in records
     ]
     lines = table(columns, "write", rows, width=width)
-    lines.append("\ndecide: hindsight-redis review approve <id> | review reject <id>")
+    lines += ["", *_said("decide: hindsight-redis review approve <id> | review reject <id>", width)]
     return "\n".join(lines)
 
 
@@ -297,6 +309,25 @@ def audit_table(entries: Sequence[AuditEntry], *, width: int | None = None) -> s
             )
         )
     return "\n".join(table(columns, "what", rows, width=width))
+
+
+def dead_letters_table(letters: Sequence[DeadLetter], *, width: int | None = None) -> str:
+    """Dead letters, oldest first: their id, when they failed (UTC), deliveries, the error,
+    and the write's text (``-`` when it could not be decoded)."""
+    if not letters:
+        return "no dead letter"
+    columns = [
+        Column("id"),
+        Column("failed (UTC)"),
+        Column("tries", right=True),
+        Column("error", cap=40, least=12),
+    ]
+    rows = [
+        (d.id, moment(d.failed_at), str(d.deliveries), d.error, d.content or "-") for d in letters
+    ]
+    lines = table(columns, "write", rows, width=width)
+    lines += ["", *_said("retry: hindsight-redis dlq replay [<id> ...] (none: all)", width)]
+    return "\n".join(lines)
 
 
 def erasure_lines(receipt: ErasureReceipt) -> str:
