@@ -116,6 +116,15 @@ def test_a_search_that_finds_nothing_says_why_on_stderr(settings: Settings) -> N
     Worker(settings).run(burst=True)
     found = _run(settings, "search", "Berlin")
     assert found.stderr == "" and "Alice moved to Berlin" in found.stdout
+    acks = settings.model_copy(update={"namespace": "acks"})
+    with MemoryClient(acks) as client:
+        client.write("ok thanks")
+    Worker(acks).run(burst=True)
+    dropped = _run(settings, "search", "thanks", "--namespace", "acks")
+    assert dropped.stderr.strip() == (
+        "nothing indexed yet: of 1 write(s), 1 dropped by the filters, 0 held for review "
+        "(`hindsight-redis stats`)"
+    )
 
 
 def _first_line(settings: Settings, *args: str, **extra: str) -> str:
