@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hindsight_redis.cli.common import ABOUT, Handler, package_version, settings_from_args
+from hindsight_redis.cli.common import ABOUT, Handler, settings_from_args
 from hindsight_redis.cli.memories import (
     by_id,
     cmd_export,
@@ -38,6 +38,7 @@ from hindsight_redis.cli.service import (
 from hindsight_redis.cli.tokens import cmd_token
 from hindsight_redis.cli.trust import cmd_audit, cmd_erase
 from hindsight_redis.core.requests import SearchOptions, WriteOptions
+from hindsight_redis.core.version import package_version
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.trust.audit import ACTIONS
 
@@ -93,7 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--replicas", type=int, default=0, help="--cluster: replicas per master")
     add("demo", cmd_demo, "a scripted multi-agent session: what is kept, dropped and found")
-    add("doctor", cmd_doctor, "check server version, modules, persistence and index")
+    p = add("doctor", cmd_doctor, "check server version, modules, persistence and index")
+    p.add_argument(
+        "--liveness",
+        action="store_true",
+        help="only whether the configured Redis answers and serves search (container "
+        "healthchecks: exit 0 or 1, one line)",
+    )
     p = add("worker", cmd_worker, "run a worker until SIGTERM (or --burst: drain and exit)")
     p.add_argument("--burst", action="store_true")
     served = p.add_mutually_exclusive_group()

@@ -29,9 +29,13 @@ def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
         return cmd_cluster_server(args, settings)
     server = embedded_server(settings.connection, settings.server)
     if args.action == "start":
+        from hindsight_redis.providers.embedders import prepare_query_model
+
         state = server.start()
         print(f"embedded redis running at {state.url} (profile {state.profile}, pid {state.pid})")
         print(f"data dir: {server.data_dir}")
+        # Here rather than in a user's first search, which would wait for it.
+        prepare_query_model(settings.embedding, announce=print)
     elif args.action == "stop":
         stopped = server.stop()
         print("stopped" if stopped else "not running")
@@ -45,9 +49,14 @@ def cmd_server(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
-    """``doctor``: facts and problems of the deployment; exit 1 on problems."""
-    from hindsight_redis.ops.doctor import diagnose
+    """``doctor``: facts and problems of the deployment; exit 1 on problems. ``--liveness``:
+    only whether the configured Redis answers with search (exit 1 when not)."""
+    from hindsight_redis.ops.doctor import diagnose, liveness
 
+    if args.liveness:
+        alive, line = asyncio.run(liveness(settings))
+        print(line)
+        return 0 if alive else 1
     report = asyncio.run(diagnose(settings))
     for name, value in report.facts.items():
         if isinstance(value, dict):
