@@ -233,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "replay"])
     p.add_argument("ids", nargs="*", help="dead-letter ids to replay (default: all)")
     p.add_argument("--count", type=int, default=100)
+    p.add_argument("--json", action="store_true", help="list: print the dead letters as JSON")
     return parser
 
 
