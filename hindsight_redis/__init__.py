@@ -30,10 +30,11 @@ Layers, lowest first:
     cli, integrations      adapters: the command line, agent frameworks
 """
 
-from hindsight_redis.client.async_client import AsyncMemoryClient
-from hindsight_redis.client.sync_client import MemoryClient
-from hindsight_redis.core.models import MemoryRecord, SearchFilters, SearchHit, WriteReceipt
-from hindsight_redis.core.requests import SearchOptions, WriteItem, WriteOptions
+from __future__ import annotations
+
+import importlib
+import typing
+
 from hindsight_redis.errors import (
     Backpressure,
     ConfigError,
@@ -57,15 +58,68 @@ from hindsight_redis.errors import (
     SweepBusy,
     WriteTimeout,
 )
-from hindsight_redis.lifecycle.cold import ExportReport, ImportReport, PurgeReport
-from hindsight_redis.lifecycle.forgetting import SweepReport
-from hindsight_redis.lifecycle.review import ConflictResolution
-from hindsight_redis.ops.admin import DeadLetter
-from hindsight_redis.pipeline.stages.base import Candidate, Stage
-from hindsight_redis.pipeline.worker import Worker
-from hindsight_redis.settings import Settings
-from hindsight_redis.trust.audit import AuditEntry
-from hindsight_redis.trust.erasure import ErasureReceipt
+
+if typing.TYPE_CHECKING:
+    from hindsight_redis.client.async_client import AsyncMemoryClient
+    from hindsight_redis.client.sync_client import MemoryClient
+    from hindsight_redis.core.models import (
+        MemoryRecord,
+        SearchFilters,
+        SearchHit,
+        WriteReceipt,
+    )
+    from hindsight_redis.core.requests import SearchOptions, WriteItem, WriteOptions
+    from hindsight_redis.lifecycle.cold import ExportReport, ImportReport, PurgeReport
+    from hindsight_redis.lifecycle.forgetting import SweepReport
+    from hindsight_redis.lifecycle.review import ConflictResolution
+    from hindsight_redis.ops.admin import DeadLetter
+    from hindsight_redis.pipeline.stages.base import Candidate, Stage
+    from hindsight_redis.pipeline.worker import Worker
+    from hindsight_redis.settings import Settings
+    from hindsight_redis.trust.audit import AuditEntry
+    from hindsight_redis.trust.erasure import ErasureReceipt
+
+# The public names and the modules that define them: imported on first use
+# (``__getattr__``), so ``import hindsight_redis`` does not load Redis, numpy,
+# redisvl and the models for a program that only names an error or a setting.
+_LAZY: dict[str, str] = {
+    "AsyncMemoryClient": "hindsight_redis.client.async_client",
+    "MemoryClient": "hindsight_redis.client.sync_client",
+    "MemoryRecord": "hindsight_redis.core.models",
+    "SearchFilters": "hindsight_redis.core.models",
+    "SearchHit": "hindsight_redis.core.models",
+    "WriteReceipt": "hindsight_redis.core.models",
+    "SearchOptions": "hindsight_redis.core.requests",
+    "WriteItem": "hindsight_redis.core.requests",
+    "WriteOptions": "hindsight_redis.core.requests",
+    "ExportReport": "hindsight_redis.lifecycle.cold",
+    "ImportReport": "hindsight_redis.lifecycle.cold",
+    "PurgeReport": "hindsight_redis.lifecycle.cold",
+    "SweepReport": "hindsight_redis.lifecycle.forgetting",
+    "ConflictResolution": "hindsight_redis.lifecycle.review",
+    "DeadLetter": "hindsight_redis.ops.admin",
+    "Candidate": "hindsight_redis.pipeline.stages.base",
+    "Stage": "hindsight_redis.pipeline.stages.base",
+    "Worker": "hindsight_redis.pipeline.worker",
+    "Settings": "hindsight_redis.settings",
+    "AuditEntry": "hindsight_redis.trust.audit",
+    "ErasureReceipt": "hindsight_redis.trust.erasure",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    """A public name, imported from its module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hindsight_redis' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "AsyncMemoryClient",

@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from hindsight_redis.cli.common import ABOUT, Handler, package_version, settings_from_args
+from hindsight_redis.cli.common import ABOUT, Handler, settings_from_args
 from hindsight_redis.cli.memories import (
     by_id,
     cmd_export,
@@ -42,6 +42,7 @@ from hindsight_redis.cli.service import (
 from hindsight_redis.cli.tokens import cmd_token
 from hindsight_redis.cli.trust import cmd_audit, cmd_erase
 from hindsight_redis.core.requests import SearchOptions, WriteOptions
+from hindsight_redis.core.version import package_version
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.trust.audit import ACTIONS
 
@@ -128,7 +129,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--replicas", type=int, default=0, help="--cluster: replicas per master")
     add("demo", cmd_demo, "a scripted multi-agent session: what is kept, dropped and found")
-    add("doctor", cmd_doctor, "check server version, modules, persistence and index")
+    p = add("doctor", cmd_doctor, "check server version, modules, persistence and index")
+    p.add_argument(
+        "--liveness",
+        action="store_true",
+        help="only whether the configured Redis answers and serves search (container "
+        "healthchecks: exit 0 or 1, one line)",
+    )
     p = add("worker", cmd_worker, "run a worker until SIGTERM (or --burst: drain and exit)")
     p.add_argument("--burst", action="store_true", help="process what is queued, then exit")
     served = p.add_mutually_exclusive_group()
@@ -289,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "replay"], help="list them, or replay them")
     p.add_argument("ids", nargs="*", help="dead-letter ids to replay (default: all)")
     p.add_argument("--count", type=int, default=100, help="list: at most (default 100)")
+    p.add_argument("--json", action="store_true", help="list: print the dead letters as JSON")
     return parser
 
 

@@ -23,15 +23,6 @@ ABOUT = (
 )
 
 
-def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("hindsight-redis")
-    except PackageNotFoundError:  # run from a source tree that is not installed
-        return "unknown"
-
-
 def print_json(value: Any) -> None:
     def default(obj: Any) -> Any:
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

@@ -16,6 +16,7 @@ from hindsight_redis.settings import Settings
 
 if TYPE_CHECKING:
     from hindsight_redis.client.async_client import AsyncMemoryClient
+    from hindsight_redis.core.models import SearchHit
     from hindsight_redis.lifecycle.cold import Progress
 
 T = TypeVar("T")
@@ -35,13 +36,21 @@ def cmd_write(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     """``search QUERY``: print the hits with their scores."""
     options = given_options(args, SearchOptions)
-    hits = asyncio.run(with_client(settings, lambda c: c.search(args.query, **options)))
+
+    async def search(client: AsyncMemoryClient) -> tuple[list[SearchHit], str | None]:
+        hits = await client.search(args.query, **options)
+        return hits, None if hits else await client.pool.why_no_hit()
+
+    hits, why = asyncio.run(with_client(settings, search))
     if args.json:
         print_json(hits)
     else:
+        from hindsight_redis.ops.layout import screen_width
         from hindsight_redis.ops.render import hits_table
 
-        print(hits_table(hits))
+        print(hits_table(hits, width=screen_width()))
+    if why:  # exit 0 all the same: no hit is an answer
+        print(why, file=sys.stderr)
     return 0
 
 
@@ -90,9 +99,10 @@ def cmd_sweep(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json(report)
     else:
+        from hindsight_redis.ops.layout import screen_width
         from hindsight_redis.ops.render import sweep_lines
 
-        print(sweep_lines(report))
+        print(sweep_lines(report, width=screen_width()))
     return 0
 
 

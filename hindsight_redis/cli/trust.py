@@ -52,7 +52,8 @@ def cmd_audit(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json(entries)
     else:
+        from hindsight_redis.ops.layout import screen_width
         from hindsight_redis.ops.render import audit_table
 
-        print(audit_table(entries))
+        print(audit_table(entries, width=screen_width()))
     return 0

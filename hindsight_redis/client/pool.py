@@ -184,6 +184,13 @@ class PoolOperations:
             await self.connect(), self.keys, live_within_ms=self.settings.worker.claim_idle_ms
         )
 
+    async def why_no_hit(self) -> str | None:
+        """Why a search may find nothing here, when cheap reads can tell (never written to,
+        writes waiting for a worker, all dropped); see ``admin.why_no_hit``."""
+        return await admin.why_no_hit(
+            await self.connect(), self.keys, live_within_ms=self.settings.worker.claim_idle_ms
+        )
+
     async def dead_letters(self, count: int = 100) -> list[DeadLetter]:
         """The oldest dead-lettered writes, with their errors."""
         return await admin.list_dead_letters(await self.connect(), self.keys, count)

@@ -26,9 +26,7 @@ while English ones are stemmed, in the same index.
 
 from __future__ import annotations
 
-from typing import Any
-
-from redisvl.schema import IndexSchema
+from typing import TYPE_CHECKING, Any
 
 from hindsight_redis.core.fields import (
     CONTEXT_FIELD,
@@ -42,6 +40,9 @@ from hindsight_redis.core.fields import (
 )
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.language.stopwords import stopwords
+
+if TYPE_CHECKING:
+    from redisvl.schema import IndexSchema
 
 
 def index_schema(
@@ -97,6 +98,8 @@ def index_schema(
     for name, size, kind, m in vectors:
         attrs = {**hnsw, "m": m, "dims": size, "datatype": kind}
         fields.append({"name": name, "type": "vector", "attrs": attrs})
+    from redisvl.schema import IndexSchema  # 0.15 s to import: only to build an index
+
     return IndexSchema.from_dict(
         {
             "index": {

@@ -41,6 +41,7 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
 
 from hindsight_redis.core.keys import Keys
+from hindsight_redis.core.version import package_version
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.ops.stats import QueueState, read_queue_states
 from hindsight_redis.pipeline.consumer import BATCH_SECONDS
@@ -169,7 +170,7 @@ def _scrape_families(snap: Snapshot) -> Iterator[Metric]:
         value=snap.read_s,
     )
     yield InfoMetricFamily(
-        "hindsight_build", "The running hindsight-redis.", value={"version": _version()}
+        "hindsight_build", "The running hindsight-redis.", value={"version": package_version()}
     )
 
 
@@ -193,15 +194,6 @@ class _Exposition(Collector):
     def collect(self) -> Iterable[Metric]:
         yield from REGISTRY.collect()
         yield from self.namespaces.collect()
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("hindsight-redis")
-    except PackageNotFoundError:  # a source tree that is not installed
-        return "unknown"
 
 
 # -- serving ------------------------------------------------------------------------

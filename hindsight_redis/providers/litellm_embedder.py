@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,6 +13,8 @@ from pydantic import SecretStr
 
 from hindsight_redis.core.vectors import Vectors
 from hindsight_redis.errors import ConfigError, EmbeddingError
+from hindsight_redis.providers.credentials import missing_key
+from hindsight_redis.providers.litellm_import import load_litellm
 from hindsight_redis.providers.retries import is_retryable
 from hindsight_redis.providers.vectors import EmbedFn, normalize_rows, text_list
 
@@ -33,11 +34,7 @@ _NO_SDK_RETRIES = _NoRetries(0)
 
 
 def _default_embed_fn() -> EmbedFn:
-    # The local cost map avoids a network fetch when litellm is first imported.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    fn: EmbedFn = litellm.aembedding
+    fn: EmbedFn = load_litellm().aembedding
     return fn
 
 
@@ -117,11 +114,9 @@ class LiteLLMEmbedder:
             return requested
         if self._embed_fn is not None:
             return None
-        _default_embed_fn()  # imports litellm with the local model table
-        import litellm
-
+        self._require_key()
         try:
-            size = litellm.get_model_info(self._model).get("output_vector_size")
+            size = load_litellm().get_model_info(self._model).get("output_vector_size")
         except Exception:  # litellm raises for models missing from its table
             return None
         return int(size) if isinstance(size, int) else None
@@ -165,7 +160,21 @@ class LiteLLMEmbedder:
         initial, ceiling = self._backoff
         return float(min(ceiling, initial * 2.0**attempt) * random.uniform(0.5, 1.0))
 
+    def _require_key(self) -> None:
+        """``EmbeddingError`` (not retryable) naming the variable to set when the provider
+        needs a key and has none: said before litellm is imported (seconds) or asked."""
+        if self._embed_fn is not None or "mock_response" in self._extra:
+            return
+        missing = missing_key(
+            self._model, api_key=self._api_key, setting="HINDSIGHT_EMBEDDING_API_KEY"
+        )
+        if missing:
+            error = EmbeddingError(f"{missing} (not retryable)")
+            error.retryable = False
+            raise error
+
     async def _call(self, batch: Sequence[str]) -> Vectors:
+        self._require_key()
         fn = self._embed_fn or _default_embed_fn()
         for attempt in range(self._retries + 1):
             try:

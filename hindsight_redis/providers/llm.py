@@ -14,20 +14,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
 from typing import TYPE_CHECKING, Any
 
 from hindsight_redis.errors import ConfigError, ProviderError
+from hindsight_redis.providers.credentials import missing_key
+from hindsight_redis.providers.litellm_import import load_litellm
 from hindsight_redis.providers.retries import is_retryable
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     from hindsight_redis.settings import LLMSettings
 
 logger = logging.getLogger(__name__)
 
+_KEY_SETTING = "HINDSIGHT_LLM_API_KEY"
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?```$", re.DOTALL)
 
 
@@ -35,14 +35,6 @@ class LLMOutputError(ProviderError):
     """The model answered, but not with what was asked (e.g. no JSON object)."""
 
     retryable = False
-
-
-def _litellm() -> ModuleType:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
@@ -122,7 +114,12 @@ class LLMClient:
         return parse_json_object(await self.complete_text(prompt, user, max_tokens=max_tokens))
 
     async def _with_retries(self, kwargs: dict[str, Any]) -> str:
-        litellm = _litellm()
+        missing = missing_key(self.model, api_key=kwargs.get("api_key"), setting=_KEY_SETTING)
+        if missing and "mock_response" not in kwargs:
+            error = ProviderError(missing)
+            error.retryable = False  # no key will appear meanwhile
+            raise error
+        litellm = load_litellm()
         attempt = 0
         while True:
             try:

@@ -69,10 +69,15 @@ def _cache_key(model_path: Path) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:16]
 
 
+def cached_path(model_path: Path) -> Path:
+    """Where the query graph of ``model_path`` is cached (built or not)."""
+    return cache_dir() / f"minilm-query-{_cache_key(model_path)}.onnx"
+
+
 def query_graph(model_path: Path) -> Path | None:
     """The query graph of ``model_path``: cached, or built now; None where it cannot be built."""
     try:
-        target = cache_dir() / f"minilm-query-{_cache_key(model_path)}.onnx"
+        target = cached_path(model_path)
         if target.is_file():
             return target
         target.parent.mkdir(parents=True, exist_ok=True)

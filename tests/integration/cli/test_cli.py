@@ -79,6 +79,10 @@ def test_dead_letters_list_and_replay(
     assert main(["worker", "--burst"]) == 0
     capsys.readouterr()
     assert main(["dlq", "list"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["id", "failed", "(UTC)", "tries", "error", "write"]
+    assert "PoisonMessage" in table[1] and table[-1].startswith("retry: hindsight-redis dlq")
+    assert main(["dlq", "list", "--json"]) == 0
     letters = _json(capsys)
     assert (
         isinstance(letters, list) and len(letters) == 1 and "PoisonMessage" in letters[0]["error"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from hindsight_redis import Settings, Worker
+from hindsight_redis.core.version import package_version
 from hindsight_redis.redis.server import free_port
 from tests.integration.helpers import until_answers
 
@@ -35,7 +37,10 @@ def _data(result: Any) -> Any:
 
 
 async def _exercise(session: ClientSession, me: str = "ops") -> None:
-    await session.initialize()
+    hello = await session.initialize()
+    info = hello.serverInfo
+    assert (info.name, info.version) == ("hindsight-redis", package_version())  # not the SDK's
+    assert info.version == importlib.metadata.version("hindsight-redis")
     tools = {t.name: t for t in (await session.list_tools()).tools}
     assert {
         "memory_write",

@@ -317,8 +317,14 @@ async def test_litellm_dims_unknown_until_probed() -> None:
     assert emb.dims == 3
 
 
-def test_litellm_dims_from_request_or_litellm_model_table() -> None:
+def test_litellm_dims_from_request_or_litellm_model_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert LiteLLMEmbedder("m", extra={"dimensions": 512}).dims == 512
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(EmbeddingError, match="needs an API key: set OPENAI_API_KEY"):
+        _ = LiteLLMEmbedder("text-embedding-3-small").dims  # said before litellm is loaded
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert LiteLLMEmbedder("text-embedding-3-small").dims == 1536
 
 
@@ -352,3 +358,35 @@ def test_the_llm_and_embedding_providers_share_one_retry_rule() -> None:
 
     assert retries.is_retryable(RateLimitError()) and retries.is_retryable(TimeoutError())
     assert not retries.is_retryable(ValueError("bad request"))
+
+
+def test_a_missing_key_is_named_before_litellm_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hindsight_redis.providers.credentials import missing_key, provider_of
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("COHERE_API_KEY", "k")
+    assert [provider_of(m) for m in ("text-embedding-3-small", "cohere/embed-v4", "nomic")] == [
+        "openai",
+        "cohere",
+        "",
+    ]
+    told = missing_key("text-embedding-3-small", api_key=None, setting="HINDSIGHT_X")
+    assert told is not None and "OPENAI_API_KEY" in told and "HINDSIGHT_X" in told
+    assert missing_key("text-embedding-3-small", api_key="sk-local", setting="S") is None
+    assert missing_key("cohere/embed-v4", api_key=None, setting="S") is None  # in the env
+    assert missing_key("ollama/nomic-embed-text", api_key=None, setting="S") is None  # local
+    assert missing_key("azure/my-deployment", api_key=None, setting="S") is None  # unknown
+
+
+def test_credentials_and_bad_requests_are_never_retried() -> None:
+    from hindsight_redis.providers import retries
+
+    class AuthenticationError(Exception):  # litellm's, by name (a 401)
+        status_code = 401
+
+    class InternalServerError(Exception):  # litellm's name for a missing key: a 500
+        status_code = 500
+
+    assert not retries.is_retryable(AuthenticationError("Incorrect API key provided"))
+    assert not retries.is_retryable(InternalServerError("OpenAIException - Missing credentials"))
+    assert retries.is_retryable(InternalServerError("upstream overloaded"))
