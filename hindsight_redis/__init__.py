@@ -33,7 +33,7 @@ Layers, lowest first:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+import typing
 
 from hindsight_redis.errors import (
     Backpressure,
@@ -59,7 +59,7 @@ from hindsight_redis.errors import (
     WriteTimeout,
 )
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from hindsight_redis.client.async_client import AsyncMemoryClient
     from hindsight_redis.client.sync_client import MemoryClient
     from hindsight_redis.core.models import (
@@ -107,7 +107,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     """A public name, imported from its module on first use."""
     module = _LAZY.get(name)
     if module is None:

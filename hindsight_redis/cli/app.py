@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,12 +16,14 @@ from hindsight_redis.cli.memories import (
     cmd_export,
     cmd_forget,
     cmd_import,
+    cmd_protect,
     cmd_purge,
     cmd_search,
     cmd_sweep,
     cmd_write,
 )
 from hindsight_redis.cli.options import add_options, moment
+from hindsight_redis.cli.parsing import Parser, parse
 from hindsight_redis.cli.service import (
     cmd_conflicts,
     cmd_console,
@@ -47,7 +51,10 @@ from hindsight_redis.trust.audit import ACTIONS
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--redis-url", dest="redis_url", help="Redis URL (default: embedded server)"
+        "--redis-url",
+        dest="redis_url",
+        metavar="URL",
+        help="redis://host:port/db of the Redis to use (default: the embedded server)",
     )
     parser.add_argument("--namespace", help="memory pool")
     parser.add_argument(
@@ -56,10 +63,18 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="persistence profile",
     )
     parser.add_argument(
-        "--server-dir", dest="server_dir", type=Path, help="embedded server data dir"
+        "--server-dir",
+        dest="server_dir",
+        type=Path,
+        metavar="DIR",
+        help="the embedded Redis's data dir (default ~/.local/share/hindsight-redis)",
     )
     parser.add_argument(
-        "--port", dest="server_port", type=int, help="embedded server port (0: free)"
+        "--redis-port",
+        dest="server_port",
+        metavar="PORT",
+        type=int,
+        help="the embedded Redis's port (0: a free one; default 6479)",
     )
     parser.add_argument("--embedder", help='"local", "hash" or "litellm:<model>"')
     parser.add_argument(
@@ -67,14 +82,33 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
 
 
+MEMORY_ID = "the memory's id (from `write`, `search --json` or `get`)"
+
+
+def _http(parser: argparse.ArgumentParser, port: int, what: str, *old: str) -> None:
+    """``--host`` and ``--port``: where ``what`` serves HTTP (``old``: former spellings of
+    ``--port``, still taken)."""
+    parser.add_argument(
+        "--host", default="127.0.0.1", help=f"the address {what} binds (default: 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port",
+        *old,
+        dest="port",
+        type=int,
+        default=None if what.startswith("MCP over") else port,
+        help=f"the HTTP port of {what} (default {port})",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="hindsight-redis", description=ABOUT)
+    parser = Parser(prog="hindsight-redis", description=ABOUT)
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO")
     parser.add_argument(
         "--version", action="version", version=f"hindsight-redis {package_version()}"
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text)
@@ -83,14 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = add("server", cmd_server, "start, stop or inspect the embedded Redis (or a local cluster)")
-    p.add_argument("action", choices=["start", "stop", "status"])
+    p.add_argument("action", choices=["start", "stop", "status"], help="what to do")
     p.add_argument(
         "--cluster",
         type=int,
         nargs="?",
         const=0,
         metavar="MASTERS",
-        help="a local Redis Cluster instead: MASTERS masters (default 3) on ports from --port",
+        help="a local Redis Cluster instead: MASTERS masters (default 3) on ports from "
+        "--redis-port (default 7000)",
     )
     p.add_argument("--replicas", type=int, default=0, help="--cluster: replicas per master")
     add("demo", cmd_demo, "a scripted multi-agent session: what is kept, dropped and found")
@@ -102,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         "healthchecks: exit 0 or 1, one line)",
     )
     p = add("worker", cmd_worker, "run a worker until SIGTERM (or --burst: drain and exit)")
-    p.add_argument("--burst", action="store_true")
+    p.add_argument("--burst", action="store_true", help="process what is queued, then exit")
     served = p.add_mutually_exclusive_group()
     served.add_argument(
         "--all-namespaces", action="store_true", help="serve every namespace, new ones too"
@@ -112,17 +147,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("content", help="the memory's text; - reads it from stdin")
     add_options(p, WriteOptions)
     p = add("search", cmd_search, "search memories")
-    p.add_argument("query")
+    p.add_argument("query", help="what to look for, in words")
     add_options(p, SearchOptions)
     p.add_argument("--json", action="store_true", help="print the hits as JSON")
-    for name, text in (
-        ("get", "show one memory"),
-        ("restore", "restore an archived memory"),
-        ("protect", "protect a memory from sweeps"),
-    ):
-        add(name, by_id(name), text).add_argument("id")
+    for name, text in (("get", "show one memory"), ("restore", "restore an archived memory")):
+        add(name, by_id(name), text).add_argument("id", help=MEMORY_ID)
+    p = add("protect", cmd_protect, "protect a memory from sweeps and forget (--off: lift it)")
+    p.add_argument("id", help=MEMORY_ID)
+    p.add_argument("--off", action="store_true", help="lift the protection instead")
     p = add("forget", cmd_forget, "archive a memory (restorable)")
-    p.add_argument("id")
+    p.add_argument("id", help=MEMORY_ID)
     p.add_argument("--force", action="store_true", help="archive it even if protected")
     p = add("sweep", cmd_sweep, "archive the memories with the lowest retention scores")
     p.add_argument("--dry-run", action="store_true", help="show what would be archived")
@@ -133,53 +167,67 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p = add("export", cmd_export, "write memories to a .jsonl.gz file (cold storage)")
     p.add_argument("--out", required=True, type=Path, help="the file to write")
-    p.add_argument("--status", choices=["archived", "active", "all"], default="archived")
+    p.add_argument(
+        "--status",
+        choices=["archived", "active", "all"],
+        default="archived",
+        help="which memories (default: archived)",
+    )
     p = add("purge", cmd_purge, "delete archived memories that are in an export, unchanged")
     p.add_argument("--exported", required=True, type=Path, help="the export file")
     p = add("import", cmd_import, "restore an export file into --namespace (idempotent)")
-    p.add_argument("file", type=Path)
+    p.add_argument("file", type=Path, help="a file written by `export`")
     p = add("stats", cmd_stats, "counters, backlog, pending, dead letters, live workers")
     p.add_argument("--json", action="store_true", help="print the stats as JSON")
-    # --port is this command's own: the embedded server's stays HINDSIGHT_SERVER_PORT.
-    p = sub.add_parser(
-        "metrics", help="serve Prometheus /metrics for every namespace", conflict_handler="resolve"
-    )
-    _common(p)
-    p.set_defaults(handler=cmd_metrics)
-    p.add_argument("--port", dest="metrics_port", type=int, default=9464, help="port of /metrics")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind")
+    # --port is always the HTTP port a command serves on (the embedded Redis's: --redis-port).
+    p = add("metrics", cmd_metrics, "serve Prometheus /metrics for every namespace")
+    _http(p, 9464, "/metrics")
     p = add("mcp", cmd_mcp, "serve memory_write/search/get/forget/restore/stats over MCP")
-    p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    p.add_argument("--host", default="127.0.0.1", help="http: address to bind")
-    p.add_argument("--mcp-port", dest="mcp_port", type=int, default=8765, help="http: port")
+    p.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio: for the one client that starts it; http: a server (default: stdio)",
+    )
+    _http(p, 8765, "MCP over --transport http", "--mcp-port")
     p.add_argument(
         "--workers", type=int, default=1, help="in-process workers (0: rely on external ones)"
     )
     p = add("up", cmd_up, "Redis + workers + MCP over HTTP, in the foreground")
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--host", default="127.0.0.1", help="MCP address to bind")
-    p.add_argument("--mcp-port", dest="mcp_port", type=int, default=8765, help="MCP port")
+    p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    _http(p, 8765, "MCP", "--mcp-port")
     add("reindex", cmd_reindex, "rebuild the index under --embedder without downtime")
     p = add("conflicts", cmd_conflicts, "contradicting memories: list, resolve ID, or the log")
-    p.add_argument("action", nargs="?", choices=["list", "resolve", "log"], default="list")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=["list", "resolve", "log"],
+        default="list",
+        help="list the pairs (default), resolve one, or show the log of decisions",
+    )
     p.add_argument("id", nargs="?", help="resolve: the memory (ids from `conflicts`)")
     p.add_argument("--keep", choices=["new", "old", "both"], help="resolve: which one stays")
     p.add_argument("--with", dest="other_id", help="resolve: only its conflict with this memory")
     p.add_argument("--note", help="resolve: why (recorded with who and when)")
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--limit", type=int, default=100, help="records at most (default 100)")
     p.add_argument("--json", action="store_true", help="list: print the records as JSON")
     p = add("review", cmd_review, "writes held for review: list, approve ID, reject ID")
-    p.add_argument("action", nargs="?", choices=["list", "approve", "reject"], default="list")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=["list", "approve", "reject"],
+        default="list",
+        help="list the held writes (default), approve one or reject one",
+    )
     p.add_argument("id", nargs="?", help="approve/reject: the held write (ids from `review`)")
     p.add_argument(
         "--state", choices=["held", "rejected", "all"], default="held", help="list: which"
     )
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--limit", type=int, default=100, help="records at most (default 100)")
     p.add_argument("--wait", action="store_true", help="approve: until it is indexed")
     p.add_argument("--json", action="store_true", help="list: print the records as JSON")
     p = add("console", cmd_console, "a web console: namespaces, memories, drops, conflicts, DLQ")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
-    p.add_argument("--console-port", dest="console_port", type=int, default=8766, help="port")
+    _http(p, 8766, "the console", "--console-port")
     p.add_argument(
         "--allow-host",
         dest="allow_hosts",
@@ -194,13 +242,19 @@ def build_parser() -> argparse.ArgumentParser:
         "resolve, restore and replay in its namespace",
     )
     p = add("token", cmd_token, "create, list or revoke the HTTP transport's access tokens")
-    token = p.add_subparsers(dest="token_action", required=True)
+    token = p.add_subparsers(dest="token_action", required=True, metavar="ACTION")
     t = token.add_parser("create", help="print a new token once (only its hash is stored)")
     # Also after the action (`token create --namespace NS`), without clobbering `token --namespace`.
     t.add_argument("--namespace", default=argparse.SUPPRESS, help="the token's memory pool")
     t.add_argument("--redis-url", dest="redis_url", default=argparse.SUPPRESS, help="Redis URL")
     t.add_argument("--agent-id", dest="token_agent", required=True, help="who the token acts as")
-    t.add_argument("--scope", choices=["read", "write", "admin"], default="write")
+    t.add_argument(
+        "--scope",
+        choices=["read", "write", "admin"],
+        default="write",
+        help="read: search and get; write: also write and forget; admin: also the operators' "
+        "tools (default: write)",
+    )
     t.add_argument("--ttl-days", type=float, help="expires after N days (default: never)")
     t.add_argument("--json", action="store_true", help="print the token and its record as JSON")
     t = token.add_parser("list", help="the live tokens (never the tokens themselves)")
@@ -208,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print the records as JSON")
     t = token.add_parser("revoke", help="revoke a token by its id (see token list)")
     t.add_argument("--redis-url", dest="redis_url", default=argparse.SUPPRESS, help="Redis URL")
-    t.add_argument("token_id")
+    t.add_argument("token_id", help="the token's id (not the token)")
     p = add("erase", cmd_erase, "erase every copy of memories, for good, with a receipt")
     for flag, dest, what in (
         ("--id", "ids", "a memory id"),
@@ -224,26 +278,77 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="count what would go; erase nothing")
     p.add_argument("--json", action="store_true", help="print the receipt as JSON")
     p = add("audit", cmd_audit, "the audit trail: who wrote, resolved, forgot, erased what")
-    p.add_argument("--since", type=moment, help="entries from then: unix seconds or ISO date")
+    p.add_argument(
+        "--since",
+        type=moment,
+        help="entries from then: unix seconds, or an ISO date/datetime (UTC unless it says)",
+    )
+    p.add_argument(
+        "--until",
+        type=moment,
+        help="entries up to then: unix seconds, or an ISO date/datetime (UTC unless it says)",
+    )
     p.add_argument("--agent", help="entries by this agent")
     p.add_argument("--action", choices=ACTIONS, help="entries of this action")
     p.add_argument("--limit", type=int, default=50, help="entries at most (default 50)")
     p.add_argument("--json", action="store_true", help="print the entries as JSON")
     p = add("dlq", cmd_dlq, "list or replay dead letters")
-    p.add_argument("action", choices=["list", "replay"])
+    p.add_argument("action", choices=["list", "replay"], help="list them, or replay them")
     p.add_argument("ids", nargs="*", help="dead-letter ids to replay (default: all)")
-    p.add_argument("--count", type=int, default=100)
+    p.add_argument("--count", type=int, default=100, help="list: at most (default 100)")
+    p.add_argument("--json", action="store_true", help="list: print the dead letters as JSON")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``hindsight-redis``."""
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    """Entry point of ``hindsight-redis``.
+
+    Every mistake a user can make ends here as one line, ``error: ...``, exit
+    code 2: a ``HindsightError`` (bad settings, input, files, ports, an
+    unreachable Redis...); argparse's own errors take three lines, also exit 2.
+    Anything else is a bug and keeps its traceback; ``-v`` shows the traceback
+    of the one-line errors too.
+    """
+    try:
+        try:
+            return _run(argv)
+        finally:  # here, so that a closed pipe is met inside the try (--help's output too)
+            if not sys.stdout.closed:  # `mcp` over stdio closes it when its client leaves
+                sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader left (`stats | head -1`). Unix tools die of SIGPIPE there, silently,
+        # and the shell reports 128 + 13 = 141; Python ignores SIGPIPE (so that a socket's
+        # reset is an exception), so do the same by hand: no message, exit 141. What is
+        # still buffered goes to /dev/null, or flushing it at exit would complain again.
+        _stdout_to_devnull()
+        return 141
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130  # 128 + SIGINT, as the shell reports a tool Ctrl-C stopped
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    args = parse(build_parser(), argv)
+    verbose: bool = args.verbose
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s" if verbose else "%(levelname)s: %(message)s",
+    )
     try:
         settings = settings_from_args(args)
         code: int = args.handler(args, settings)
         return code
     except HindsightError as e:
+        if verbose:
+            traceback.print_exc()
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor (a captured stdout): nothing to drop
+        pass

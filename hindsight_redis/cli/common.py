@@ -43,6 +43,29 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(**overrides)
 
 
+def check_port_free(host: str, port: int) -> None:
+    """``PortInUse`` when ``host:port`` is taken, ``InvalidArgument`` when it cannot be bound
+    at all: checked before a command prints its banner and starts serving HTTP there."""
+    import errno
+    import socket
+
+    from hindsight_redis.errors import InvalidArgument, PortInUse
+
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            sock.bind((host, port))
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise PortInUse(
+                f"port {port} on {host} is taken (by another server, or another copy of this "
+                "one): choose another with --port"
+            ) from None
+        raise InvalidArgument(
+            f"cannot listen on {host}:{port} ({e.strerror or e}): check --host and --port"
+        ) from None
+
+
 async def with_client(
     settings: Settings, action: Callable[[AsyncMemoryClient], Coroutine[Any, Any, T]]
 ) -> T:

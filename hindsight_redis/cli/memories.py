@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hindsight_redis.cli.common import Handler, print_json, with_client
 from hindsight_redis.cli.options import given_options
 from hindsight_redis.core.requests import SearchOptions, WriteOptions
+from hindsight_redis.errors import NotFound
 from hindsight_redis.settings import Settings
 
 if TYPE_CHECKING:
     from hindsight_redis.client.async_client import AsyncMemoryClient
+    from hindsight_redis.core.models import SearchHit
     from hindsight_redis.lifecycle.cold import Progress
 
 T = TypeVar("T")
@@ -34,26 +36,43 @@ def cmd_write(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     """``search QUERY``: print the hits with their scores."""
     options = given_options(args, SearchOptions)
-    hits = asyncio.run(with_client(settings, lambda c: c.search(args.query, **options)))
+
+    async def search(client: AsyncMemoryClient) -> tuple[list[SearchHit], str | None]:
+        hits = await client.search(args.query, **options)
+        return hits, None if hits else await client.pool.why_no_hit()
+
+    hits, why = asyncio.run(with_client(settings, search))
     if args.json:
         print_json(hits)
     else:
+        from hindsight_redis.ops.layout import screen_width
         from hindsight_redis.ops.render import hits_table
 
-        print(hits_table(hits))
+        print(hits_table(hits, width=screen_width()))
+    if why:  # exit 0 all the same: no hit is an answer
+        print(why, file=sys.stderr)
     return 0
 
 
 def by_id(method: str) -> Handler:
+    """The handler of ``get ID`` / ``restore ID``: print the memory; a missing one is the
+    ``NotFound`` that ``forget`` and ``protect`` raise too (one message, exit 2)."""
+
     def handler(args: argparse.Namespace, settings: Settings) -> int:
         result = asyncio.run(with_client(settings, lambda c: getattr(c, method)(args.id)))
         if result is None:
-            print(f"no memory {args.id!r}", file=sys.stderr)
-            return 1
+            raise NotFound(f"no memory {args.id!r} in namespace {settings.namespace!r}")
         print_json(result)
         return 0
 
     return handler
+
+
+def cmd_protect(args: argparse.Namespace, settings: Settings) -> int:
+    """``protect ID [--off]``: keep a memory from sweeps and ``forget`` (or lift that)."""
+    record = asyncio.run(with_client(settings, lambda c: c.protect(args.id, not args.off)))
+    print_json(record)
+    return 0
 
 
 def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
@@ -80,9 +99,10 @@ def cmd_sweep(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json(report)
     else:
+        from hindsight_redis.ops.layout import screen_width
         from hindsight_redis.ops.render import sweep_lines
 
-        print(sweep_lines(report))
+        print(sweep_lines(report, width=screen_width()))
     return 0
 
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from hindsight_redis.cli.common import print_json, with_client
-from hindsight_redis.errors import InvalidArgument
+from hindsight_redis.cli.common import check_port_free, print_json, with_client
+from hindsight_redis.errors import HindsightError, InvalidArgument
 from hindsight_redis.settings import Settings, redact_url
+
+if TYPE_CHECKING:
+    from hindsight_redis.client.async_client import AsyncMemoryClient
+    from hindsight_redis.core.models import MemoryRecord
 
 # -- server ---------------------------------------------------------------------
 
@@ -81,6 +85,14 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     elif args.namespaces is not None:
         namespaces = [name.strip() for name in args.namespaces.split(",") if name.strip()]
     worker = Worker(settings, namespaces=namespaces)
+    if namespaces == "*":
+        served = f"every namespace of prefix {settings.key_prefix!r}, new ones too"
+    elif namespaces:
+        served = f"namespaces {', '.join(namespaces)}"
+    else:
+        served = f"namespace {settings.namespace!r}"
+    then = "drains what waits, then exits" if args.burst else "SIGTERM or Ctrl-C stops it"
+    _say_start(settings, f"worker {worker.name}", served, then)
     report = worker.run(burst=args.burst, install_signal_handlers=True)
     print_json(report)
     return 0
@@ -90,7 +102,13 @@ def cmd_dlq(args: argparse.Namespace, settings: Settings) -> int:
     """``dlq list|replay [ids]``: inspect or retry dead letters."""
     if args.action == "list":
         letters = asyncio.run(with_client(settings, lambda c: c.dead_letters(args.count)))
-        print_json(letters)
+        if args.json:
+            print_json(letters)
+        else:
+            from hindsight_redis.ops.layout import screen_width
+            from hindsight_redis.ops.render import dead_letters_table
+
+            print(dead_letters_table(letters, width=screen_width()))
     else:
         ids = args.ids or None
         replayed = asyncio.run(with_client(settings, lambda c: c.replay_dead_letters(ids)))
@@ -131,14 +149,30 @@ def cmd_conflicts(args: argparse.Namespace, settings: Settings) -> int:
     if args.action == "log":
         print_json(asyncio.run(with_client(settings, lambda c: c.conflict_resolutions(args.limit))))
         return 0
-    records = asyncio.run(with_client(settings, lambda c: c.conflicts(args.limit)))
     if args.json:
-        print_json(records)
-    else:
-        from hindsight_redis.ops.render import conflicts_table
+        print_json(asyncio.run(with_client(settings, lambda c: c.conflicts(args.limit))))
+        return 0
+    from hindsight_redis.ops.layout import colours, screen_width
+    from hindsight_redis.ops.render import conflicts_table
 
-        print(conflicts_table(records))
+    records, others = asyncio.run(with_client(settings, lambda c: _flagged(c, args.limit)))
+    print(conflicts_table(records, others, width=screen_width(), styled=colours()))
     return 0
+
+
+async def _flagged(
+    client: AsyncMemoryClient, limit: int
+) -> tuple[list[MemoryRecord], dict[str, MemoryRecord]]:
+    """The flagged memories, and those they conflict with that are not among them."""
+    records = await client.conflicts(limit)
+    listed = {r.id for r in records}
+    others = {}
+    for other_id in dict.fromkeys(o for r in records for o in r.conflicts_with):
+        if other_id not in listed:
+            other = await client.get(other_id)
+            if other is not None:
+                others[other_id] = other
+    return records, others
 
 
 def cmd_review(args: argparse.Namespace, settings: Settings) -> int:
@@ -162,9 +196,10 @@ def cmd_review(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json(records)
     else:
+        from hindsight_redis.ops.layout import screen_width
         from hindsight_redis.ops.render import held_table
 
-        print(held_table(records))
+        print(held_table(records, width=screen_width()))
     return 0
 
 
@@ -175,16 +210,21 @@ def cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     import signal
 
     from hindsight_redis.service.console import serve_console
+    from hindsight_redis.service.console.app import check_admin_token
 
     token = args.admin_token or os.environ.get("HINDSIGHT_CONSOLE_TOKEN") or None
-    mode = "admin" if token else "read-only (--admin-token to resolve, restore, replay)"
-    print(f"console, {mode}, at http://{args.host}:{args.console_port}/", file=sys.stderr)
+    check_port_free(args.host, args.port)
+    mode = "read-only (--admin-token to resolve, restore, replay)"
+    if token:  # checked before anything is said: a wrong token must not read "admin"
+        admin = asyncio.run(check_admin_token(settings, token))
+        mode = f"admin (as {admin.agent_id!r} in namespace {admin.namespace!r})"
+    print(f"console, {mode}, at http://{args.host}:{args.port}/", file=sys.stderr)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: sys.exit(0))
     serve_console(
         settings,
         host=args.host,
-        port=args.console_port,
+        port=args.port,
         admin_token=token,
         allowed_hosts=args.allow_hosts,
     )
@@ -209,12 +249,14 @@ def cmd_metrics(args: argparse.Namespace, settings: Settings) -> int:
 
     from hindsight_redis.ops.metrics import serve
 
-    url = f"http://{args.host}:{args.metrics_port}/metrics"
-    print(f"Prometheus metrics of prefix {settings.key_prefix!r} at {url}", file=sys.stderr)
+    check_port_free(args.host, args.port)
+    url = f"http://{args.host}:{args.port}/metrics"
+    served = f"every namespace of prefix {settings.key_prefix!r}"
+    _say_start(settings, f"Prometheus metrics at {url}", served, "Ctrl-C stops it")
     # uvicorn re-raises the signal that stopped it once it has shut down: exit 0 instead.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: sys.exit(0))
-    serve(settings, args.host, args.metrics_port)
+    serve(settings, args.host, args.port)
     return 0
 
 
@@ -224,8 +266,38 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.workers < 0:
         raise InvalidArgument("--workers must be 0 or more")
-    run_server(settings, args.transport, args.host, args.mcp_port, workers=args.workers)
+    if args.transport == "stdio" and args.port is not None:
+        raise InvalidArgument("--port is the HTTP port: it needs --transport http")
+    port = 8765 if args.port is None else args.port
+    http = args.transport == "http"
+    if http:
+        check_port_free(args.host, port)
+    what = f"MCP at http://{args.host}:{port}/mcp" if http else "MCP over stdio"
+    served = f"namespace {settings.namespace!r}" + (" (or a token's own)" if http else "")
+    workers = (
+        f"{args.workers} in-process worker(s) for every namespace"
+        if args.workers
+        else "no in-process worker (run `hindsight-redis worker`)"
+    )
+    stops = "Ctrl-C stops it" if http else "ends when its client closes stdin"
+    _say_start(settings, what, served, f"{workers}; {stops}")
+    run_server(settings, args.transport, args.host, port, workers=args.workers)
     return 0
+
+
+def _say_start(settings: Settings, what: str, served: str, then: str) -> None:
+    """One line on stderr as a long-running command starts: what, which namespace(s), which
+    Redis (found, or the embedded one started, as the command would) and profile."""
+    from hindsight_redis.ops.render import start_line
+    from hindsight_redis.redis.connection import resolve
+
+    try:
+        target = resolve(settings.connection, settings.server)
+        redis, profile = redact_url(target.url), target.profile.name
+    except HindsightError as e:  # the command itself says what is wrong, or serves without
+        redis, profile = f"not reachable yet ({e})", None
+    line = start_line(what, namespaces=served, redis=redis, profile=profile, then=then)
+    print(line, file=sys.stderr, flush=True)
 
 
 def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
@@ -241,6 +313,10 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
 
     from hindsight_redis.redis.connection import embedded_server, resolve
     from hindsight_redis.service.run import run_server
+
+    if args.workers < 0:
+        raise InvalidArgument("--workers must be 0 or more")
+    check_port_free(args.host, args.port)
 
     server = embedded_server(settings.connection, settings.server) if settings.embedded else None
     started_here = server is not None and server.state() is None
@@ -264,7 +340,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
             "`hindsight-redis server stop` stops it)"
         )
     print(
-        f"{redis_note}; {args.workers} worker(s); MCP at http://{args.host}:{args.mcp_port}/mcp. "
+        f"{redis_note}; {args.workers} worker(s); MCP at http://{args.host}:{args.port}/mcp. "
         "Ctrl-C stops the workers and the MCP server.",
         file=sys.stderr,
     )
@@ -273,7 +349,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: sys.exit(0))
     try:
-        run_server(settings, "http", args.host, args.mcp_port, workers=0)
+        run_server(settings, "http", args.host, args.port, workers=0)
     finally:
         for proc in workers:
             proc.terminate()  # SIGTERM: each finishes its batch, acks, exits

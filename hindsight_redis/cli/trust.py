@@ -35,20 +35,25 @@ def cmd_erase(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_audit(args: argparse.Namespace, settings: Settings) -> int:
-    """``audit [--since T] [--agent A] [--action X] [--limit N] [--json]``: the audit trail,
-    newest first (a table; ``--json`` the entries)."""
+    """``audit [--since T] [--until T] [--agent A] [--action X] [--limit N] [--json]``:
+    the audit trail, newest first (a table; ``--json`` the entries)."""
     entries = asyncio.run(
         with_client(
             settings,
             lambda c: c.audit(
-                since=args.since, agent=args.agent, action=args.action, limit=args.limit
+                since=args.since,
+                until=args.until,
+                agent=args.agent,
+                action=args.action,
+                limit=args.limit,
             ),
         )
     )
     if args.json:
         print_json(entries)
     else:
+        from hindsight_redis.ops.layout import screen_width
         from hindsight_redis.ops.render import audit_table
 
-        print(audit_table(entries))
+        print(audit_table(entries, width=screen_width()))
     return 0

@@ -418,7 +418,8 @@ class AsyncMemoryClient:
         if code < 0:
             raise MemoryProtected(
                 f"memory {memory_id!r} is protected; forget it with force=True "
-                "(CLI --force, MCP force) or lift the protection first"
+                "(CLI --force, MCP force) or lift the protection first (protect(id, False); "
+                f"CLI `hindsight-redis protect --off {memory_id}`)"
             )
         await self.pool.record("forget", as_agent=as_agent, ids=[memory_id], force=int(force))
         record = await self.get(memory_id, as_agent=as_agent)

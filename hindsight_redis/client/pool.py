@@ -184,6 +184,13 @@ class PoolOperations:
             await self.connect(), self.keys, live_within_ms=self.settings.worker.claim_idle_ms
         )
 
+    async def why_no_hit(self) -> str | None:
+        """Why a search may find nothing here, when cheap reads can tell (never written to,
+        writes waiting for a worker, all dropped); see ``admin.why_no_hit``."""
+        return await admin.why_no_hit(
+            await self.connect(), self.keys, live_within_ms=self.settings.worker.claim_idle_ms
+        )
+
     async def dead_letters(self, count: int = 100) -> list[DeadLetter]:
         """The oldest dead-lettered writes, with their errors."""
         return await admin.list_dead_letters(await self.connect(), self.keys, count)
@@ -385,6 +392,7 @@ class PoolOperations:
         self,
         *,
         since: float | None = None,
+        until: float | None = None,
         agent: str | None = None,
         action: str | None = None,
         limit: int = 100,
@@ -392,17 +400,27 @@ class PoolOperations:
         """The audit trail, newest first: who wrote, approved, rejected, resolved, forgot,
         restored, swept, purged, imported and erased what (ids, counts and digests, never
         content); entries at or after ``since`` (unix seconds), by ``agent``, of
-        ``action``; at most ``limit`` (1 to 10,000)."""
+        ``action``; at most ``limit`` (1 to 10,000). ``until`` (unix seconds) leaves out
+        the entries after it."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
             raise InvalidArgument(f"limit must be an integer from 1 to 10000, got {limit!r}")
-        if since is not None and (isinstance(since, bool) or not isinstance(since, int | float)):
-            raise InvalidArgument(f"since must be unix seconds, got {since!r}")
+        for name, value in (("since", since), ("until", until)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)
+            ):
+                raise InvalidArgument(f"{name} must be unix seconds, got {value!r}")
         if action is not None and action not in ACTIONS:
             raise InvalidArgument(f"action must be one of {', '.join(ACTIONS)}, got {action!r}")
         if agent is not None and not isinstance(agent, str):
             raise InvalidArgument("agent must be a string")
         return await read_audit(
-            await self.connect(), self.keys, since=since, agent=agent, action=action, count=limit
+            await self.connect(),
+            self.keys,
+            since=since,
+            until=until,
+            agent=agent,
+            action=action,
+            count=limit,
         )
 
     async def record(

@@ -38,7 +38,7 @@ from hindsight_redis.core.vectors import (
     vector_bytes,
     vectors_from_bytes,
 )
-from hindsight_redis.errors import ExportFileError, InvalidArgument, redis_errors
+from hindsight_redis.errors import ExportFileError, HindsightError, InvalidArgument, redis_errors
 from hindsight_redis.index.manager import IndexInfo, MemoryIndex, recorded_index
 from hindsight_redis.lifecycle.coldfile import (
     EXPORT_STATUSES,
@@ -114,6 +114,7 @@ async def export_memories(
     and record the file with the ids it holds (``exports.record_export``)."""
     if status not in EXPORT_STATUSES:
         raise InvalidArgument(f"status must be one of {', '.join(EXPORT_STATUSES)}")
+    _check_writable(path)
     started = time.monotonic()
     info = await recorded_index(redis, keys)
     ids = await memory_ids(redis, keys, None if status == "all" else status, 1000)
@@ -158,12 +159,30 @@ async def export_memories(
             while block := src.read(1 << 20):  # gzip members concatenate: one stream
                 out.write(block)
         os.replace(final, path)
+    except OSError as e:
+        if isinstance(e, HindsightError):  # Redis unreachable: said already
+            raise
+        raise ExportFileError(f"cannot write {path}: {e.strerror or e}") from e
     finally:
         for leftover in (body, final):
             leftover.unlink(missing_ok=True)
     await record_export(redis, keys, path, written, status=status, at=header.exported_at)
     elapsed = round(time.monotonic() - started, 3)
     return ExportReport(str(path), keys.namespace, status, count, path.stat().st_size, elapsed)
+
+
+def _check_writable(path: Path) -> None:
+    """``ExportFileError`` unless an export can be written at ``path`` (before any work)."""
+    folder = path.parent
+    if path.is_dir():
+        raise ExportFileError(f"cannot export to {path}: it is a directory; name a file in it")
+    if not folder.is_dir():
+        raise ExportFileError(
+            f"cannot export to {path}: the directory {folder} does not exist; create it "
+            "or name a file in another"
+        )
+    if not os.access(folder, os.W_OK):
+        raise ExportFileError(f"cannot export to {path}: the directory {folder} is not writable")
 
 
 def verified_export(path: Path) -> tuple[ExportHeader, Iterator[ExportedMemory]]:

@@ -85,6 +85,37 @@ async def collect_stats(
     }
 
 
+async def why_no_hit(redis: Redis, keys: Keys, *, live_within_ms: int = 30_000) -> str | None:
+    """Why a search of the namespace found nothing, when a few cheap reads can tell: it was
+    never written to (and which namespaces were), writes still wait for a worker (and
+    whether one is live), or every write was dropped. None when none of these holds."""
+    stats = await collect_stats(redis, keys, live_within_ms=live_within_ms)
+    stored = sum((stats["memories"] or {}).get(k, 0) for k in ("active", "archived"))
+    if not stats["accepted"] and not stored:
+        # Imported here: the worker's modules are not loaded by the library's import.
+        from hindsight_redis.pipeline.namespaces import registered
+
+        others = [n for n in await registered(redis, keys.prefix) if n != keys.namespace]
+        listed = ", ".join(others[:20]) + (
+            f" and {len(others) - 20} more" if len(others) > 20 else ""
+        )
+        return f"namespace {keys.namespace!r} has never been written to" + (
+            f" (namespaces: {listed})" if others else ""
+        )
+    waiting, workers = stats["backlog"], len(stats["workers"])
+    if waiting and not workers:
+        return f"{waiting:,} write(s) waiting and no live worker: start `hindsight-redis worker`"
+    if waiting:
+        return f"{waiting:,} write(s) still being processed by {workers} live worker(s)"
+    if stats["accepted"] and not stored and not stats["indexed"]:
+        dropped, held = stats["dropped"]["total"], stats["held"]
+        return (
+            f"nothing indexed yet: of {stats['accepted']:,} write(s), {dropped:,} dropped by "
+            f"the filters, {held:,} held for review (`hindsight-redis stats`)"
+        )
+    return None
+
+
 async def _consumers(redis: Redis, keys: Keys) -> list[dict[str, Any]]:
     """Every consumer of the workers' group: name, pending entries, seconds since last seen."""
     try:

@@ -1,22 +1,24 @@
-"""Plain text for people: search hits, conflicts and the audit trail as tables, stats and
-an erasure's receipt as aligned lines.
+"""Plain text for people: search hits, conflicts, held writes, a sweep's lowest memories
+and the audit trail as tables, stats and an erasure's receipt as aligned lines, the line
+a long-running command says when it starts.
 
-Pure module (no I/O): the CLI prints what these return; ``--json`` prints the
-data instead.
+Pure module (no I/O): the CLI prints what these return, at the width ``layout.screen_width``
+gives it (None, off a terminal: whole rows); ``--json`` prints the data instead.
 """
 
 from __future__ import annotations
 
 import time
-import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from hindsight_redis.core.models import MemoryRecord, SearchHit
+from hindsight_redis.ops.layout import Column, changes, cut, flat, pad, table, wrap
 
 if TYPE_CHECKING:
     from hindsight_redis.lifecycle.forgetting import SweepReport
+    from hindsight_redis.ops.admin import DeadLetter
     from hindsight_redis.trust.audit import AuditEntry
     from hindsight_redis.trust.erasure import ErasureReceipt
 
@@ -30,33 +32,18 @@ def age(created_at: float, now: float | None = None) -> str:
     return f"{int(seconds // 60)}m" if seconds >= 60 else f"{int(seconds)}s"
 
 
-def _cells(ch: str) -> int:
-    """Terminal cells of one character: 2 for wide (CJK) ones."""
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
 def snippet(text: str, width: int) -> str:
     """``text`` on one line, cut to ``width`` terminal cells (with an ellipsis when cut)."""
-    flat = " ".join(text.split())
-    if sum(map(_cells, flat)) <= width:
-        return flat
-    out, used = [], 0
-    for ch in flat:
-        if used + _cells(ch) > width - 1:
-            break
-        out.append(ch)
-        used += _cells(ch)
-    return "".join(out) + "…"
+    return cut(flat(text), width)
 
 
 def fit(text: str, width: int) -> str:
     """``snippet(text, width)`` padded with spaces to exactly ``width`` cells."""
-    cut = snippet(text, width)
-    return cut + " " * (width - sum(map(_cells, cut)))
+    return pad(flat(text), width)
 
 
 def _score(value: float | None) -> str:
-    return "    -" if value is None else f"{value:5.2f}"
+    return "-" if value is None else f"{value:.2f}"
 
 
 def day(seconds: float) -> str:
@@ -67,22 +54,36 @@ def day(seconds: float) -> str:
         return f"{seconds:.0f}"
 
 
-def hits_table(hits: Sequence[SearchHit], *, width: int = 100, now: float | None = None) -> str:
-    """Search hits as a table: rank, fused score, the legs' scores, agent, age, snippet."""
+def hits_table(
+    hits: Sequence[SearchHit], *, width: int | None = None, now: float | None = None
+) -> str:
+    """Search hits as a table: rank, fused score, the legs' scores, agent, age, the memory
+    (``width`` None: whole rows)."""
     if not hits:
         return "no memory matches"
-    agent_width = min(max(len("agent"), *(len(h.agent_id) for h in hits)), 16)
-    scores = f"{'fused':>5} {'vec':>5} {'kw':>5} {'ctx':>5}"
-    rows = [f"{'#':>2}  {scores}  {'agent':<{agent_width}}  {'age':>4}  memory"]
-    for rank, hit in enumerate(hits, start=1):
-        line = (
-            f"{rank:>2}  {hit.fused:5.2f} {_score(hit.vector)} {_score(hit.keyword)} "
-            f"{_score(hit.contextual)}  {fit(hit.agent_id or '-', agent_width)}"
-            f"  {age(hit.created_at, now):>4}  "
+    columns = [
+        Column("#", right=True),
+        Column("fused", right=True),
+        Column("vec", right=True, optional=True),
+        Column("kw", right=True, optional=True),
+        Column("ctx", right=True, optional=True),
+        Column("agent", cap=16, least=8),
+        Column("age", right=True, width=4),
+    ]
+    rows = [
+        (
+            str(rank),
+            f"{hit.fused:.2f}",
+            _score(hit.vector),
+            _score(hit.keyword),
+            _score(hit.contextual),
+            hit.agent_id or "-",
+            age(hit.created_at, now),
+            hit.content if hit.occurred_at is None else f"[{day(hit.occurred_at)}] {hit.content}",
         )
-        text = hit.content if hit.occurred_at is None else f"[{day(hit.occurred_at)}] {hit.content}"
-        rows.append(line + snippet(text, max(width - len(line), 20)))
-    return "\n".join(rows)
+        for rank, hit in enumerate(hits, start=1)
+    ]
+    return "\n".join(table(columns, "memory", rows, width=width))
 
 
 def _count(value: Any) -> str:
@@ -140,7 +141,7 @@ def stats_lines(stats: Mapping[str, Any]) -> str:
     return "\n".join(f"{name:<{name_width}}  {value}".rstrip() for name, value in rows)
 
 
-def sweep_lines(report: SweepReport, *, width: int = 100) -> str:
+def sweep_lines(report: SweepReport, *, width: int | None = None) -> str:
     """A sweep's report: what it archived (or would), and its lowest memories as a table."""
     limits = []
     if report.threshold is not None:
@@ -160,15 +161,22 @@ def sweep_lines(report: SweepReport, *, width: int = 100) -> str:
     if report.interrupted:
         lines.append("stopped before the end: run the sweep again to finish")
     if report.lowest:
-        parts = f"{'score':>5} {'freq':>5} {'rec':>5} {'write':>5}"
-        lines.append(f"\n{'id':<32}  {parts}  memory")
-        for c in report.lowest:
-            p = c.parts
-            row = (
-                f"{c.id:<32}  {c.score:5.3f} {p['frequency']:5.2f} {p['recency']:5.2f} "
-                f"{p['write']:5.2f}  "
+        columns = [
+            Column("id"),
+            Column("score", right=True),
+            *(Column(name, right=True, optional=True) for name in ("freq", "rec", "write")),
+        ]
+        rows = [
+            (
+                c.id,
+                f"{c.score:.3f}",
+                *(f"{c.parts[part]:.2f}" for part in ("frequency", "recency", "write")),
+                c.snippet,
             )
-            lines.append(row + snippet(c.snippet, max(width - len(row), 20)))
+            for c in report.lowest
+        ]
+        lines.append("")
+        lines += table(columns, "memory", rows, width=width)
         more = report.to_archive - len(report.lowest)
         if more > 0:
             lines.append(f"... and {more:,} more (--show 0 lists all)")
@@ -176,41 +184,94 @@ def sweep_lines(report: SweepReport, *, width: int = 100) -> str:
 
 
 def conflicts_table(
-    records: Sequence[MemoryRecord], *, width: int = 100, now: float | None = None
+    records: Sequence[MemoryRecord],
+    others: Mapping[str, MemoryRecord] | None = None,
+    *,
+    width: int | None = None,
+    styled: bool = False,
+    now: float | None = None,
 ) -> str:
-    """Flagged memories: id, age, agent, the ids each contradicts, and a snippet."""
+    """Flagged memories, pair by pair (the newer first): which of the two, id, age, agent,
+    and the memory with the words that differ from the other one marked (``styled``: in
+    colour, else ``[-removed-]`` and ``{+added+}``); on a terminal the text is wrapped,
+    never cut. ``others``: the memories they conflict with that are not among ``records``."""
     if not records:
         return "no open conflict"
-    rows = [f"{'id':<32}  {'age':>4}  {'agent':<12}  {'conflicts with':<14}  memory"]
+    known = {**(others or {}), **{r.id: r for r in records}}
+    columns = [
+        Column(""),
+        Column("id"),
+        Column("age", right=True, width=4),
+        Column("agent", cap=12, least=6),
+    ]
+    rows: list[tuple[str, ...]] = []
+    seen: set[frozenset[str]] = set()
     for record in records:
-        others = ",".join(o[:6] for o in record.conflicts_with)
-        line = (
-            f"{record.id:<32}  {age(record.created_at, now):>4}  "
-            f"{fit(record.agent_id or '-', 12)}  {fit(others, 14)}  "
-        )
-        rows.append(line + snippet(record.content, max(width - len(line), 20)))
-    rows.append(
-        "\nresolve: hindsight-redis conflicts resolve <id> --keep new|old|both [--note ...]"
-    )
-    return "\n".join(rows)
+        for other_id in record.conflicts_with or ("",):
+            pair = frozenset((record.id, other_id))
+            if pair in seen:
+                continue
+            seen.add(pair)
+            other = known.get(other_id)
+            if rows:
+                rows.append(("",) * 5)
+            if other is None:
+                rows.append(_conflict_row("", record, record.content, now))
+                if other_id:
+                    rows.append(("", other_id, "", "", "(not readable here)"))
+                continue
+            new, old = (record, other) if record.created_at >= other.created_at else (other, record)
+            old_text, new_text = changes(flat(old.content), flat(new.content), styled=styled)
+            rows.append(_conflict_row("new", new, new_text, now))
+            rows.append(_conflict_row("old", old, old_text, now))
+    lines = table(columns, "memory", rows, width=width, wrap_text=True)
+    lines += [
+        "",
+        *_said(
+            "resolve: hindsight-redis conflicts resolve <id> --keep new|old|both "
+            "[--with <other id>] [--note ...]",
+            width,
+        ),
+    ]
+    return "\n".join(line if line.strip() else "" for line in lines)
+
+
+def _said(sentence: str, width: int | None) -> list[str]:
+    """A sentence under a table: whole, or wrapped to the terminal's width."""
+    return [sentence] if width is None else wrap(sentence, width)
+
+
+def _conflict_row(
+    which: str, record: MemoryRecord, text: str, now: float | None
+) -> tuple[str, ...]:
+    return (which, record.id, age(record.created_at, now), record.agent_id or "-", text)
 
 
 def held_table(
-    records: Sequence[MemoryRecord], *, width: int = 100, now: float | None = None
+    records: Sequence[MemoryRecord], *, width: int | None = None, now: float | None = None
 ) -> str:
-    """Writes held for review: id, age, writer, why, and a snippet of what they say."""
+    """Writes held for review: id, age, writer, why, and what they say."""
     if not records:
         return "nothing held for review"
-    rows = [f"{'id':<32}  {'age':>4}  {'writer':<12}  {'why':<22}  write"]
-    for record in records:
-        why = (record.hold_reason or "").split(" ", 1)[0]
-        line = (
-            f"{record.id:<32}  {age(record.created_at, now):>4}  "
-            f"{fit(record.agent_id or '-', 12)}  {fit(why, 22)}  "
+    columns = [
+        Column("id"),
+        Column("age", right=True, width=4),
+        Column("writer", cap=12, least=6),
+        Column("why", cap=22, least=8),
+    ]
+    rows = [
+        (
+            record.id,
+            age(record.created_at, now),
+            record.agent_id or "-",
+            (record.hold_reason or "").split(" ", 1)[0],
+            record.content,
         )
-        rows.append(line + snippet(record.content, max(width - len(line), 20)))
-    rows.append("\ndecide: hindsight-redis review approve <id> | review reject <id>")
-    return "\n".join(rows)
+        for record in records
+    ]
+    lines = table(columns, "write", rows, width=width)
+    lines += ["", *_said("decide: hindsight-redis review approve <id> | review reject <id>", width)]
+    return "\n".join(lines)
 
 
 def moment(seconds: float) -> str:
@@ -221,24 +282,52 @@ def moment(seconds: float) -> str:
         return f"{seconds:.0f}"
 
 
-def audit_table(entries: Sequence[AuditEntry], *, width: int = 110) -> str:
+def audit_table(entries: Sequence[AuditEntry], *, width: int | None = None) -> str:
     """Audit entries, newest first: when (UTC), action, who (identified how), how many
     memories (the first ids), and the details."""
     if not entries:
         return "no audit entry"
-    by_width = min(max(len("by"), *(len(e.by) for e in entries)), 20)
-    rows = [f"{'when (UTC)':<19}  {'action':<7}  {'by':<{by_width}}  {'how':<8}  {'n':>5}  what"]
+    columns = [
+        Column("when (UTC)"),
+        Column("action", width=7),
+        Column("by", cap=20, least=8),
+        Column("how", width=8, optional=True),
+        Column("n", right=True, width=5),
+    ]
+    rows = []
     for e in entries:
         what = ",".join(i[:8] for i in e.ids[:3]) + ("…" if e.count > 3 else "")
         details = " ".join(f"{k}={v}" for k, v in e.details.items())
-        line = (
-            f"{moment(e.at):<19}  {e.action:<7}  {fit(e.by, by_width)}  {fit(e.how or '-', 8)}"
-            f"  {e.count:>5}  "
-        )
         rows.append(
-            line + snippet(" ".join(filter(None, (what, details))), max(width - len(line), 20))
+            (
+                moment(e.at),
+                e.action,
+                e.by,
+                e.how or "-",
+                str(e.count),
+                " ".join(filter(None, (what, details))),
+            )
         )
-    return "\n".join(rows)
+    return "\n".join(table(columns, "what", rows, width=width))
+
+
+def dead_letters_table(letters: Sequence[DeadLetter], *, width: int | None = None) -> str:
+    """Dead letters, oldest first: their id, when they failed (UTC), deliveries, the error,
+    and the write's text (``-`` when it could not be decoded)."""
+    if not letters:
+        return "no dead letter"
+    columns = [
+        Column("id"),
+        Column("failed (UTC)"),
+        Column("tries", right=True),
+        Column("error", cap=40, least=12),
+    ]
+    rows = [
+        (d.id, moment(d.failed_at), str(d.deliveries), d.error, d.content or "-") for d in letters
+    ]
+    lines = table(columns, "write", rows, width=width)
+    lines += ["", *_said("retry: hindsight-redis dlq replay [<id> ...] (none: all)", width)]
+    return "\n".join(lines)
 
 
 def erasure_lines(receipt: ErasureReceipt) -> str:
@@ -262,3 +351,11 @@ def erasure_lines(receipt: ErasureReceipt) -> str:
         lines.append(f"  recorded in the audit trail ({receipt.audit_id})")
     lines += [f"  {note}" for note in receipt.persistence]
     return "\n".join(lines)
+
+
+def start_line(what: str, *, namespaces: str, redis: str, profile: str | None, then: str) -> str:
+    """What a long-running command says once, as it starts: what it is and serves, which
+    namespace(s), which Redis (its URL without a password) and persistence profile, and how
+    it stops."""
+    on = f"Redis {redis}" + (f" (profile {profile})" if profile else "")
+    return f"{what}: {namespaces}; {on}; {then}"

@@ -3,7 +3,8 @@
 With the embedded server, the persistence profile in effect is the one the
 server runs with (recorded in its ``server.json``) unless a profile is
 configured explicitly; an explicit profile that disagrees with the running
-server is used, and reported (``profile_conflict``). With no URL, a local
+server is used, and reported (``profile_conflict``). A server started on
+demand takes the profile its data dir last ran with, unless one is configured. With no URL, a local
 cluster started in ``server_dir`` (``server start --cluster N``) is used when
 it runs. Every connection sends ``ConnectionSettings.redis_password`` when one
 is set (a password in the URL wins). A ``redis+cluster://`` URL (or ``cluster =
@@ -20,15 +21,21 @@ import redis.asyncio as aioredis
 from pydantic import SecretStr
 
 from hindsight_redis.core.resp import RESP_PROTOCOL
-from hindsight_redis.errors import redis_errors
+from hindsight_redis.errors import ConfigError, redis_errors
 from hindsight_redis.redis.cluster import cluster_url, is_cluster_url, list_indexes, open_cluster
-from hindsight_redis.redis.server import EmbeddedServer, PersistenceProfile, get_profile
+from hindsight_redis.redis.server import (
+    EmbeddedServer,
+    PersistenceProfile,
+    get_profile,
+    remembered_profile,
+)
 from hindsight_redis.redis.server.local_cluster import LocalCluster
 from hindsight_redis.settings import (
     ConnectionSettings,
     ServerSettings,
     WorkerSettings,
     redact_url,
+    redis_url_problem,
 )
 
 logger = logging.getLogger(__name__)
@@ -50,11 +57,15 @@ class Target:
 
 
 def embedded_server(connection: ConnectionSettings, server: ServerSettings) -> EmbeddedServer:
-    """The embedded server of ``server``, with the profile and password of ``connection``
-    (not started)."""
+    """The embedded server of ``server``, with the password of ``connection`` and its
+    profile: the one configured explicitly, else the one the data dir last ran with, else
+    the default (not started)."""
+    profile: str = connection.profile
+    if "profile" not in connection.model_fields_set:
+        profile = remembered_profile(server.server_dir) or profile
     return EmbeddedServer(
         server.server_dir,
-        get_profile(connection.profile),
+        get_profile(profile),
         port=server.server_port,
         bind=server.server_bind,
         start_timeout_s=server.server_start_timeout_s,
@@ -137,8 +148,12 @@ async def open_redis(
     Redis's protocol, ``RedisAccessDenied`` for a missing or wrong password.
     A call that gets no reply within ``timeout_s`` (a hung or partitioned
     server) raises ``RedisUnavailable`` too. A cluster URL gives the cluster
-    client (``connection``: ``read_from_replicas``, ``cluster_retry_s``).
+    client (``connection``: ``read_from_replicas``, ``cluster_retry_s``). A URL
+    that is not a Redis one is ``ConfigError``.
     """
+    problem = redis_url_problem(url)
+    if problem is not None:
+        raise ConfigError(f"redis_url: {problem}")
     if is_cluster_url(url):
         client = open_cluster(
             url,

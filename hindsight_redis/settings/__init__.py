@@ -2,10 +2,12 @@
 
 The fields, in groups, are ``groups``'s; ``Settings`` holds them all, flat.
 Values are read, lowest priority first, from the defaults there, then the TOML
-file named by ``HINDSIGHT_CONFIG`` (or ``config/default.toml`` in the working
-directory when it exists), then ``HINDSIGHT_*`` environment variables, then
-keyword arguments. Nothing is read at import time: build a ``Settings()`` and
-pass it in.
+file named by ``HINDSIGHT_CONFIG`` (else ``config/default.toml`` in the working
+directory, else ``hindsight-redis/config.toml`` in the user's configuration
+directory, the first that exists), then ``HINDSIGHT_*`` environment variables,
+then keyword arguments. A named file that is missing, a file that is not TOML
+and an environment value that is not JSON where JSON is due are ``ConfigError``.
+Nothing is read at import time: build a ``Settings()`` and pass it in.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import ipaddress
 import json
 import os
 import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -21,11 +24,14 @@ from typing import Any, TypeVar, cast
 from pydantic import SecretStr, ValidationError
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
+from hindsight_redis.errors import ConfigError
 from hindsight_redis.settings.groups import (
     ConnectionSettings,
     DedupSettings,
@@ -44,17 +50,66 @@ from hindsight_redis.settings.groups import (
     WriteSettings,
     _Group,
     default_server_dir,
+    redis_url_problem,
 )
 
 _DEFAULT_CONFIG = Path("config") / "default.toml"
 
 
+def user_config_file() -> Path:
+    """The user's configuration file: ``$XDG_CONFIG_HOME/hindsight-redis/config.toml``
+    (``~/.config/...`` when the variable is unset); it may not exist."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "hindsight-redis" / "config.toml"
+
+
 def config_file() -> Path | None:
-    """The TOML file settings are read from, or None when there is none."""
+    """The TOML file settings are read from, or None when there is none.
+
+    ``HINDSIGHT_CONFIG`` names it (``ConfigError`` when that is not a file);
+    otherwise the working directory's ``config/default.toml``, then the user's
+    ``user_config_file()``, the first that exists.
+    """
     named = os.environ.get("HINDSIGHT_CONFIG")
     if named:
-        return Path(named)
-    return _DEFAULT_CONFIG if _DEFAULT_CONFIG.is_file() else None
+        path = Path(named).expanduser()
+        if not path.is_file():
+            raise ConfigError(
+                f"HINDSIGHT_CONFIG names {named!r}, which is not a file: fix the path, or "
+                "unset it to read config/default.toml or the user's config.toml"
+            )
+        return path
+    return next((p for p in (_DEFAULT_CONFIG, user_config_file()) if p.is_file()), None)
+
+
+class _Environment(EnvSettingsSource):
+    """The ``HINDSIGHT_*`` variables; one that is not the JSON its setting takes is a
+    ``ConfigError`` naming it."""
+
+    def __call__(self) -> dict[str, Any]:
+        try:
+            return super().__call__()
+        except SettingsError as e:
+            field = re.search(r'field "(\w+)"', str(e))
+            name = f"HINDSIGHT_{field.group(1).upper()}" if field else "a HINDSIGHT_* variable"
+            raise ConfigError(
+                f"{name} is not valid JSON ({e.__cause__ or e}); give a JSON object or list, "
+                "e.g. '{\"preference\": 365}'"
+            ) from None
+
+
+def _toml_source(settings_cls: type[BaseSettings], path: Path) -> TomlConfigSettingsSource:
+    """The settings of the TOML file at ``path``; ``ConfigError`` says where it is not TOML."""
+    try:
+        return TomlConfigSettingsSource(settings_cls, toml_file=path)
+    except tomllib.TOMLDecodeError as e:
+        # "Expected '=' after a key in a key/value pair (at line 2, column 5)"
+        found = re.search(r"\(at line (\d+), column (\d+)\)$", str(e))
+        where = f"{path}:{found.group(1)}" if found else str(path)
+        what = str(e)[: found.start()].strip() if found else str(e)
+        raise ConfigError(f"{where}: not valid TOML: {what}") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read the config file {path}: {e.strerror or e}") from None
 
 
 class Settings(  # groups last to first: pydantic lists the fields of the last base first
@@ -190,10 +245,10 @@ class Settings(  # groups last to first: pydantic lists the fields of the last b
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Arguments, then environment, then the TOML file, then defaults."""
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources: list[PydanticBaseSettingsSource] = [init_settings, _Environment(settings_cls)]
         path = config_file()
         if path is not None:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+            sources.append(_toml_source(settings_cls, path))
         return tuple(sources)
 
 
@@ -253,15 +308,14 @@ def load_settings(**overrides: Any) -> Settings:
     The message names each bad setting, its source-independent name
     (``HINDSIGHT_<NAME>``) and what is wrong with it.
     """
-    from hindsight_redis.errors import ConfigError
-
     try:
         return Settings(**overrides)
     except ValidationError as e:
         problems = []
         for error in e.errors():
             name = ".".join(str(part) for part in error["loc"]) or "settings"
-            problems.append(f"{name} (HINDSIGHT_{name.upper()}): {error['msg']}")
+            message = error["msg"].removeprefix("Value error, ")
+            problems.append(f"{name} (HINDSIGHT_{name.upper()}): {message}")
         raise ConfigError("invalid settings: " + "; ".join(problems)) from None
 
 
@@ -288,4 +342,6 @@ __all__ = [
     "is_loopback",
     "load_settings",
     "redact_url",
+    "redis_url_problem",
+    "user_config_file",
 ]

@@ -22,6 +22,23 @@ def default_server_dir() -> Path:
     return Path(base) / "hindsight-redis"
 
 
+REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
+
+
+def redis_url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as a Redis URL (its scheme, its host), or None."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in REDIS_SCHEMES or not rest.strip("/"):
+        # Never a password: "user:secret@host" without a scheme is a likely mistake.
+        shown = f"***@{url.rpartition('@')[2]}" if "@" in url else url
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return (
+            f"{shown!r} is not a Redis URL: use redis://host:port/db "
+            "(or rediss://, unix:///path, redis+cluster://)"
+        )
+    return None
+
+
 class _Group(BaseModel):
     """A group of settings: the fields one concern reads (a view of ``Settings``)."""
 
@@ -68,6 +85,14 @@ class ConnectionSettings(_Group):
     cluster_retry_s: float = Field(
         15.0, gt=0, description="Cluster: longest a call waits out a failover or slot move."
     )
+
+    @field_validator("redis_url")
+    @classmethod
+    def _a_redis_url(cls, value: str | None) -> str | None:
+        problem = None if value is None else redis_url_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     @field_validator("redis_password", mode="before")
     @classmethod

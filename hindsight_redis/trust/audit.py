@@ -178,17 +178,19 @@ async def read_audit(
     keys: Keys,
     *,
     since: float | None = None,
+    until: float | None = None,
     agent: str | None = None,
     action: str | None = None,
     count: int = 100,
 ) -> list[AuditEntry]:
-    """The latest entries, newest first: written at or after ``since`` (unix seconds), by
-    ``agent``, of ``action``; at most ``count``."""
+    """The latest entries, newest first: written at or after ``since`` and at or before
+    ``until`` (unix seconds), by ``agent``, of ``action``; at most ``count``."""
     if count < 1:
         raise InvalidArgument("count must be at least 1")
     low = "-" if since is None else str(max(int(since * 1000), 0))
     found: list[AuditEntry] = []
-    high = "+"
+    # Stream ids are milliseconds: the whole millisecond of ``until`` is in.
+    high = "+" if until is None else str(max(int(until * 1000), 0))
     with redis_errors("read the audit trail"):
         while len(found) < count:
             page = await redis.xrevrange(keys.audit, max=high, min=low, count=max(count, 100))

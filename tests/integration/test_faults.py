@@ -151,7 +151,7 @@ def test_a_read_only_data_dir_is_reported_by_server_start_and_doctor(
 ) -> None:
     # chmod does not stop root; sysfs refuses new files to everyone.
     monkeypatch.delenv("HINDSIGHT_REDIS_URL", raising=False)
-    assert main(["server", "start", "--server-dir", "/sys", "--port", "0"]) == 2
+    assert main(["server", "start", "--server-dir", "/sys", "--redis-port", "0"]) == 2
     err = capsys.readouterr().err
     assert "data dir /sys is not writable" in err and "--server-dir" in err
     assert main(["doctor", "--server-dir", "/sys"]) == 1
@@ -172,7 +172,7 @@ def test_a_data_dir_that_takes_no_more_bytes_is_refused_by_server_start(tmp_path
             *args,
             "--server-dir",
             str(tmp_path),
-            "--port",
+            "--redis-port",
             "0",
         ],
         capture_output=True,
@@ -205,7 +205,7 @@ async def test_a_full_disk_is_reported_and_nothing_is_lost_once_there_is_room(
     monkeypatch.setenv("HINDSIGHT_REDIS_SERVER_BIN", str(_size_capped_server(tmp_path, 1024)))
     monkeypatch.delenv("HINDSIGHT_REDIS_URL", raising=False)
     data = tmp_path / "data"
-    common = ["--server-dir", str(data), "--port", "0", "--profile", "balanced"]
+    common = ["--server-dir", str(data), "--redis-port", "0", "--profile", "balanced"]
     assert main(["server", "start", *common]) == 0
     state = EmbeddedServer(data, get_profile("balanced")).state()
     assert state is not None

@@ -14,7 +14,7 @@ from hindsight_redis.ops.doctor.cluster import diagnose_if_cluster
 from hindsight_redis.ops.doctor.server import diagnose_server
 from hindsight_redis.redis.cluster import cluster_url
 from hindsight_redis.redis.connection import open_redis, require_search
-from hindsight_redis.settings import Settings, redact_url
+from hindsight_redis.settings import Settings, config_file, redact_url
 
 __all__ = ["DoctorReport", "diagnose", "exposure_problem", "liveness", "loopback_only"]
 
@@ -28,6 +28,10 @@ async def diagnose(settings: Settings) -> DoctorReport:
     the server's is one problem, not a list of config differences.
     """
     report = DoctorReport()
+    path = config_file()
+    report.facts["config"] = (
+        str(path.resolve()) if path else "no config file; defaults and environment"
+    )
     connection, server = settings.connection, settings.server
     keys = Keys(settings.key_prefix, settings.namespace)
     if await diagnose_if_cluster(connection, server, keys, report):

@@ -42,8 +42,10 @@ async def diagnose_server(
     profile = get_profile(connection.profile)
     check_persistence = True
     if connection.redis_url is None:
-        state = embedded_server(connection, server).state()
+        embedded = embedded_server(connection, server)
+        state = embedded.state()
         if state is None:
+            profile = embedded.profile  # what a start would use: maybe the data dir's
             report.facts["profile"] = f"{profile.name} ({profile.description})"
             report.facts["server"] = f"embedded, not running (data dir {server.server_dir})"
             report.problems.append(

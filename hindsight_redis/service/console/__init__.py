@@ -1,4 +1,4 @@
-"""The operators' web console: ``hindsight-redis console [--console-port 8766]``.
+"""The operators' web console: ``hindsight-redis console [--port 8766]``.
 
 Server-rendered pages (Starlette, plain forms, no JavaScript): namespaces
 with their counters and lag, a memory browser (search modes, filters, each

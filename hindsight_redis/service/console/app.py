@@ -46,6 +46,28 @@ from hindsight_redis.trust.audit import ACTIONS, identified_by
 log = logging.getLogger(__name__)
 
 
+async def admin_principal(redis: Redis, prefix: str, token: str) -> Principal:
+    """Who the console's admin token acts as; ``ConfigError`` unless it is a live admin token."""
+    found = await verify_token(redis, prefix, token)
+    create = "create one with `hindsight-redis token create --scope admin --agent-id NAME`"
+    if found is None:
+        raise ConfigError(
+            f"the admin token is not a live token (unknown, revoked or expired): {create}"
+        )
+    if not found.allows("admin"):
+        raise ConfigError(
+            f"the admin token is a {found.scope} token (agent {found.agent_id!r}), "
+            f"not an admin one: {create}"
+        )
+    return found
+
+
+async def check_admin_token(settings: Settings, token: str) -> Principal:
+    """``admin_principal`` on a connection of its own (before the console starts)."""
+    async with AsyncMemoryClient(settings) as client:
+        return await admin_principal(await client.connect(), settings.key_prefix, token)
+
+
 class Console:
     """The console's state: one connection, a client per namespace, the admin, the samples."""
 
@@ -65,10 +87,9 @@ class Console:
         self._redis = await first.connect()
         self._clients[self.settings.namespace] = first
         if self.admin_token:
-            found = await verify_token(self._redis, self.settings.key_prefix, self.admin_token)
-            if found is None or not found.allows("admin"):
-                raise ConfigError("the console's --admin-token is not a live admin token")
-            self.admin = found
+            self.admin = await admin_principal(
+                self._redis, self.settings.key_prefix, self.admin_token
+            )
 
     async def aclose(self) -> None:
         """Close the connection."""

@@ -47,8 +47,8 @@ def test_write_worker_search_get_forget_stats(
     assert _json(capsys)["agent_id"] == "coder"  # type: ignore[index]
     assert main(["forget", receipt["id"]]) == 0
     assert _json(capsys)["status"] == "archived"  # type: ignore[index]
-    assert main(["get", "f" * 32]) == 1
-    capsys.readouterr()
+    assert main(["get", "f" * 32]) == 2  # as forget, restore and protect: one message, exit 2
+    assert capsys.readouterr().err.startswith(f"error: no memory '{'f' * 32}' in namespace")
     assert main(["stats", "--json"]) == 0
     stats = _json(capsys)
     assert isinstance(stats, dict) and stats["dropped"]["rule:ack"] == 1 and stats["backlog"] == 0
@@ -79,6 +79,10 @@ def test_dead_letters_list_and_replay(
     assert main(["worker", "--burst"]) == 0
     capsys.readouterr()
     assert main(["dlq", "list"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["id", "failed", "(UTC)", "tries", "error", "write"]
+    assert "PoisonMessage" in table[1] and table[-1].startswith("retry: hindsight-redis dlq")
+    assert main(["dlq", "list", "--json"]) == 0
     letters = _json(capsys)
     assert (
         isinstance(letters, list) and len(letters) == 1 and "PoisonMessage" in letters[0]["error"]

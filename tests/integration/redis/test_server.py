@@ -51,7 +51,7 @@ def test_cli_server_and_doctor(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("HINDSIGHT_REDIS_URL", raising=False)
-    common = ["--server-dir", str(tmp_path), "--port", "0", "--profile", "durable"]
+    common = ["--server-dir", str(tmp_path), "--redis-port", "0", "--profile", "durable"]
     assert main(["server", "start", *common]) == 0
     try:
         assert main(["server", "status", *common]) == 0

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hindsight_redis.providers import query_graph
-from hindsight_redis.providers.contextual import MiniLMEmbedder, _default_model_path
+from hindsight_redis.providers.contextual import MiniLMEmbedder, default_model_path
 
 SENTENCES = [
     "When did Caroline go to the LGBTQ support group?",
@@ -43,7 +43,7 @@ def test_query_vectors_are_close_to_the_full_graph_and_built_once(
         raise AssertionError("the cached graph was rebuilt")
 
     monkeypatch.setattr(query_graph, "build", no_rebuild)
-    assert query_graph.query_graph(_default_model_path()) == built
+    assert query_graph.query_graph(default_model_path()) == built
     again = MiniLMEmbedder(for_queries=True).embed_sync(SENTENCES[:1])
     assert np.allclose(again, fast[:1], atol=1e-6)
 
@@ -66,14 +66,14 @@ def test_an_unwritable_cache_falls_back_with_a_warning(
     blocker.write_text("not a directory")
     monkeypatch.setenv("HINDSIGHT_CACHE_DIR", str(blocker / "cache"))
     with caplog.at_level(logging.WARNING):
-        assert query_graph.query_graph(_default_model_path()) is None
+        assert query_graph.query_graph(default_model_path()) is None
     assert "cannot build the int8 query graph" in caplog.text
 
 
 def test_the_query_graph_is_fused_and_reads_padded_batches(cache: Path) -> None:
     import onnx
 
-    path = query_graph.query_graph(_default_model_path())
+    path = query_graph.query_graph(default_model_path())
     assert path is not None
     nodes = onnx.load(str(path)).graph.node
     assert sum(n.op_type == "QAttention" for n in nodes) == 6  # one per layer
@@ -90,7 +90,7 @@ def test_a_fused_graph_that_does_not_match_falls_back_to_the_exported_ops(
 
     monkeypatch.setattr(query_graph, "_MIN_COSINE", 1.01)  # no graph is that close
     with caplog.at_level(logging.WARNING):
-        path = query_graph.query_graph(_default_model_path())
+        path = query_graph.query_graph(default_model_path())
     assert path is not None
     assert "the fused graph is not usable" in caplog.text
     assert not any(n.op_type == "QAttention" for n in onnx.load(str(path)).graph.node)

@@ -129,7 +129,7 @@ def test_the_cluster_compose_file_wires_six_nodes_to_workers_and_mcp() -> None:
         node = services[name]
         command = " ".join(node["command"])
         assert node["hostname"] == name and "--cluster-enabled yes" in command
-        assert "--appendfsync always" in command and "--search-fork-gc-run-interval 2" in command
+        assert "--appendfsync always" in command and "FORK_GC_RUN_INTERVAL 2" in command
     assert "--cluster-replicas 1" in " ".join(services["cluster-init"]["command"])
     parser = build_parser()
     for name in ("worker", "mcp"):
