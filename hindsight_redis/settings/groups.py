@@ -9,9 +9,19 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from hindsight_redis.errors import ConfigError
 
 Profile = Literal["ephemeral", "snapshot", "balanced", "durable"]
 
@@ -39,10 +49,29 @@ def redis_url_problem(url: str) -> str | None:
     return None
 
 
+def described(error: ValidationError) -> ConfigError:
+    """One ``ConfigError`` naming each bad setting, its variable (``HINDSIGHT_<NAME>``) and
+    what is wrong with it."""
+    problems = []
+    for problem in error.errors():
+        name = ".".join(str(part) for part in problem["loc"]) or "settings"
+        message = problem["msg"].removeprefix("Value error, ")
+        problems.append(f"{name} (HINDSIGHT_{name.upper()}): {message}")
+    return ConfigError("invalid settings: " + "; ".join(problems))
+
+
 class _Group(BaseModel):
     """A group of settings: the fields one concern reads (a view of ``Settings``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    def __init__(self, **values: Any) -> None:
+        """Validated settings; invalid ones are one ``ConfigError`` (a ``HindsightError``
+        and a ``ValueError``) naming each, never pydantic's own error."""
+        try:
+            super().__init__(**values)
+        except ValidationError as e:
+            raise described(e) from None
 
 
 class IdentitySettings(_Group):
