@@ -12,10 +12,12 @@ fetches a model cost map over the network on import).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from hindsight_redis.errors import ConfigError, ProviderError
 from hindsight_redis.providers.credentials import missing_key
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _KEY_SETTING = "HINDSIGHT_LLM_API_KEY"
+Answer = TypeVar("Answer")
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?```$", re.DOTALL)
 
 
@@ -156,3 +159,33 @@ def _content(response: Any) -> str:
     if not isinstance(content, str):
         raise LLMOutputError("model answer has no text content")
     return content
+
+
+class AnswerCache(Generic[Answer]):
+    """A model's answers for the last ``entries`` texts it judged, least recently used out:
+    a batch often repeats a text, and a batch retried after a crash repeats them all.
+    ``entries`` 0 keeps none."""
+
+    def __init__(self, entries: int) -> None:
+        self._entries = entries
+        self._answers: OrderedDict[str, Answer] = OrderedDict()
+
+    @staticmethod
+    def _key(model: str, text: str) -> str:
+        return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
+
+    def get(self, model: str, text: str) -> Answer | None:
+        """``model``'s answer for ``text``, if kept."""
+        key = self._key(model, text)
+        answer = self._answers.get(key)
+        if answer is not None:
+            self._answers.move_to_end(key)
+        return answer
+
+    def put(self, model: str, text: str, answer: Answer) -> None:
+        """Keep ``answer`` (the oldest goes past ``entries``)."""
+        if self._entries <= 0:
+            return
+        self._answers[self._key(model, text)] = answer
+        while len(self._answers) > self._entries:
+            self._answers.popitem(last=False)

@@ -20,19 +20,17 @@ gives the heuristic's verdict.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import math
 import re
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from hindsight_redis.core.text import has_han
 from hindsight_redis.errors import ProviderError
-from hindsight_redis.providers.llm import LLMClient, LLMOutputError
+from hindsight_redis.providers.llm import AnswerCache, LLMClient, LLMOutputError
 from hindsight_redis.trust.poison.actions import ACTIONS
 from hindsight_redis.trust.poison.authority import AUTHORITY
 from hindsight_redis.trust.poison.exfiltration import EXFILTRATION, HIDDEN
@@ -327,8 +325,7 @@ class LLMPoisonJudge:
         """Judge through ``client``, bounded within ``max_gap`` of ``scan``."""
         self.client = client
         self.max_gap = max_gap
-        self._cache_entries = cache_entries
-        self._cache: OrderedDict[str, tuple[float, str, str]] = OrderedDict()
+        self._cache: AnswerCache[tuple[float, str, str]] = AnswerCache(cache_entries)
         self.calls = 0
 
     async def judge(self, texts: Sequence[str]) -> list[PoisonVerdict]:
@@ -353,18 +350,13 @@ class LLMPoisonJudge:
         return PoisonVerdict(round(bounded, 4), kind, evidence, "llm")
 
     async def _ask(self, text: str) -> tuple[float, str, str]:
-        key = hashlib.sha256(f"{self.client.model}\0{text}".encode()).hexdigest()
-        cached = self._cache.get(key)
+        cached = self._cache.get(self.client.model, text)
         if cached is not None:
-            self._cache.move_to_end(key)
             return cached
         self.calls += 1
         user = f"<entry>\n{_escape(text[:_MAX_INPUT_CHARS])}\n</entry>"
         answer = validate_llm_verdict(await self.client.complete_json(_SYSTEM, user, _SCHEMA))
-        if self._cache_entries > 0:
-            self._cache[key] = answer
-            while len(self._cache) > self._cache_entries:
-                self._cache.popitem(last=False)
+        self._cache.put(self.client.model, text, answer)
         return answer
 
 

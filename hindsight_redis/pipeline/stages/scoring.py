@@ -11,11 +11,9 @@ outright) and drops what falls under ``FilterSettings.min_score`` as ``score:low
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import math
 import re
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -24,7 +22,7 @@ from hindsight_redis.errors import ProviderError
 from hindsight_redis.language.calendar import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, alternation
 from hindsight_redis.language.speaker import strip_speaker_label
 from hindsight_redis.pipeline.stages.base import Candidate, alive
-from hindsight_redis.providers.llm import LLMClient, LLMOutputError
+from hindsight_redis.providers.llm import AnswerCache, LLMClient, LLMOutputError
 
 logger = logging.getLogger(__name__)
 
@@ -360,8 +358,7 @@ class LLMScorer:
         self.client = client
         self.heuristic = heuristic or HeuristicScorer()
         self.max_gap = max_gap
-        self._cache_entries = cache_entries
-        self._cache: OrderedDict[str, tuple[float, str]] = OrderedDict()
+        self._cache: AnswerCache[tuple[float, str]] = AnswerCache(cache_entries)
         self.calls = 0
 
     async def score(self, texts: Sequence[str]) -> list[ScoreResult]:
@@ -381,18 +378,13 @@ class LLMScorer:
         return ScoreResult(value, reason, "llm")
 
     async def _ask(self, text: str) -> tuple[float, str]:
-        key = hashlib.sha256(f"{self.client.model}\0{text}".encode()).hexdigest()
-        cached = self._cache.get(key)
+        cached = self._cache.get(self.client.model, text)
         if cached is not None:
-            self._cache.move_to_end(key)
             return cached
         self.calls += 1
         user = f"<entry>\n{_escape(text[:_MAX_INPUT_CHARS])}\n</entry>"
         answer = validate_llm_score(await self.client.complete_json(_SYSTEM, user, _SCORE_SCHEMA))
-        if self._cache_entries > 0:
-            self._cache[key] = answer
-            while len(self._cache) > self._cache_entries:
-                self._cache.popitem(last=False)
+        self._cache.put(self.client.model, text, answer)
         return answer
 
 
