@@ -8,4 +8,10 @@ memory), ``exfiltration`` (send data away, hide from the user), ``authority``
 skip the safeguards, act without asking). Pure data and small grading
 functions, no I/O; the patterns describe the moves, in English and Chinese,
 not the words of any example.
+
+``structure`` reads the same moves another way: from cues (``rule_cues``: the
+reader, its rules, its goal; ``act_cues``: data that must not leave, where to,
+a rank claimed, hiding from the user) that must meet in one sentence, so that a
+phrasing no signal knows is held when its pieces are there, and a sentence with
+one piece alone ("the admin password policy") is not.
 """

@@ -110,12 +110,16 @@ def grade_phish(match: re.Match[str], text: str) -> float:
     return STRONG if _CREDENTIALS.search(text) else MEDIUM
 
 
+_SOURCE = pattern(r"\bfrom\s+$")
 _STEAL = pattern(r"\b(?:exfiltrat|steal|stole|smuggl|siphon|leak)\w*")
 
 
 def grade_exfiltration(match: re.Match[str], text: str) -> float:
     """Sending somewhere holds only with what must not leave, done behind the user's back,
-    or called what it is ("exfiltrate")."""
+    or called what it is ("exfiltrate"); an address it comes "from" is not where it goes."""
+    destination = match.groupdict().get("dest")
+    if destination and _SOURCE.search(text, 0, match.start("dest")):
+        return 0.0  # "sends reset links from no-reply@vendor.com": where it comes from
     if SENSITIVE.search(text) or BEHIND_BACK.search(text) or _STEAL.match(match.group(0)):
         return STRONG
     return 0.0
@@ -126,7 +130,7 @@ EXFILTRATION: tuple[Signal, ...] = (
         "send-away",
         "exfiltration",
         STRONG,
-        pattern(rf"\b{_SEND}\b[^\n]{{0,150}}?{DESTINATION}"),
+        pattern(rf"\b{_SEND}\b[^\n]{{0,150}}?(?P<dest>{DESTINATION})"),
         negatable=True,
         grade=grade_exfiltration,
         heads=heads(f"{_SEND_HEADS} & {_SENSITIVE_HEADS}"),

@@ -132,6 +132,20 @@ def grade_override(match: re.Match[str], text: str) -> float:
     return MEDIUM if re.fullmatch(CORE_OBJECTS, obj) else SLIGHT
 
 
+_DEFENCE = pattern(
+    r"\s+(?:detection|detector|detectors|protection|prevention|attempts?|checks?|tests?|"
+    r"testing|research|tweaks?|status|risks?|attacks?|classifier|filter)\b"
+)
+
+
+def grade_unbound(match: re.Match[str], text: str) -> float:
+    """Breaking the reader's limits holds; "jailbreak" named as what is defended against
+    ("jailbreak detection flags rooted devices") is a hint."""
+    if match.group(0).lower().startswith("jailbr") and _DEFENCE.match(text, match.end()):
+        return SLIGHT
+    return STRONG
+
+
 _ZH_OVERRIDE_VERB = (
     r"(?:忽略|忽视|无视|不要理会|不用理会|别理会|不必理会|不理会|别管|不要管|忘记|忘掉|忘了|抛开|"
     r"抛弃|丢掉|绕过|跳过|覆盖|推翻|废除|废止|作废|撤销|违背|违反|不再遵守|不要遵守|不必遵守|"
@@ -285,6 +299,7 @@ OVERRIDE: tuple[Signal, ...] = (
             r"\b(?:you are|act as|become|enable|activate|now)\s+dan\b|\bdan mode\b|"
             r"\bdo anything now\b|\bjailbr(?:eak|oken)\b|\b(?:unrestricted|no[- ]limits?) mode\b"
         ),
+        grade=grade_unbound,
         heads=heads("long unre unfi unce jail evil rogu mali dan anyt mode"),
     ),
     Signal(
@@ -378,20 +393,21 @@ OVERRIDE: tuple[Signal, ...] = (
         "override",
         STRONG,
         pattern(
-            r"越狱|开发者模式|上帝模式|无限制模式|dan模式|解除(?:所有|一切|全部)?的?(?:限制|约束|"
+            r"越狱|上帝模式|无限制模式|dan模式|解除(?:所有|一切|全部)?的?(?:限制|约束|"
             r"安全(?:限制|措施|规则))|扮演(?:一个)?(?:没有|不受|无)(?:任何)?(?:限制|约束|规则)|"
             r"你[^。！？\n]{0,6}不再[^。！？\n]{0,6}(?:遵守|遵循|受|服从|听从)[^。！？\n]{0,8}"
             r"(?:规则|准则|限制|约束|指令|规定|政策|守则|设定)"
         ),
-        han=han("越狱 模式 解除 扮演 不再"),
+        han=han("越狱 上帝模式 无限制模式 dan模式 解除 扮演 不再"),
     ),
     Signal(
         "zh-persona",
         "override",
         MEDIUM,
         pattern(
-            r"假装(?:你是|自己是)|你现在是|从现在(?:开始|起)，?你(?:就)?是|不受(?:任何)?(?:限制|约束)"
+            r"假装(?:你是|自己是)|你现在是|从现在(?:开始|起)，?你(?:就)?是|不受(?:任何)?(?:限制|约束)|"
+            r"开发者模式"  # also a phone's settings page, as "developer mode" is
         ),
-        han=han("假装 你现在是 从现在 不受"),
+        han=han("假装 你现在是 从现在 不受 开发者模式"),
     ),
 )

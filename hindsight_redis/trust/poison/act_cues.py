@@ -1,0 +1,375 @@
+"""Cues of what a write asks or claims: sending data away, a rank, hiding from the user.
+
+As ``rule_cues``: pieces of a move that ``trust.poison.structure`` puts together ("the
+user's password", a verb that sends, an address; "this memory", "highest trust";
+"don't tell the user that", an act), and what marks a text as talking about attacks
+rather than making one (``ABOUT_ATTACKS``, ``MENTION``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from hindsight_redis.trust.poison.exfiltration import DESTINATION as _URL_OR_ADDRESS
+from hindsight_redis.trust.poison.signal import cue
+
+# -- exfiltration: what must not leave, a verb that sends, somewhere to send it -------
+
+SECRET = cue(
+    (
+        r"(?<![\w.])\.env\b|~/\.(?:aws|ssh)\S*|\bid_rsa\b|/etc/(?:passwd|shadow)\b",
+        "env aws ssh id etc",
+    ),
+    r"\b(?:passwords?|passwd|passcodes?|pass ?phrases?|credentials?|api[ _-]?keys?|"
+    r"secret keys?|secrets|access tokens?|auth(?:entication)? tokens?|bearer tokens?|"
+    r"api tokens?|tokens|session (?:tokens?|cookies?|ids?)|cookies?|private keys?|ssh keys?|"
+    r"(?:2fa|mfa|backup|recovery|verification|one[- ]time|otp) (?:codes?|keys?|phrases?)|"
+    r"otps?|pins?|cvv|card numbers?|credit card(?: numbers?| details)?|bank (?:details|"
+    r"logins?|account numbers?)|ssns?|social security numbers?|seed phrases?|wallet keys?|"
+    r"system prompt|(?:conversation|chat|message|session|browsing|search) (?:history|logs?|"
+    r"transcripts?)|(?:config|configuration|credentials?|env) files?|login details)\b",
+    r"(?:密码|口令|密钥|秘钥|私钥|令牌|凭证|凭据|验证码|信用卡|银行卡|卡号|身份证|护照号|助记词|"
+    r"对话记录|聊天记录|会话记录|聊天内容|对话内容|系统提示|提示词|环境变量|api ?key)",
+    (
+        r"\b(?:contraseñas?|historial(?: del chat)?|mots de passe|historique|passw(?:ö|oe)rter?|"
+        r"chatverlauf|zugangsdaten)\b",
+        "hist mots pass chat zuga",
+    ),
+    heads=(
+        "pass cred api secr acce auth bear toke sess cook priv ssh 2fa mfa back reco veri one otp "
+        "otps pin pins cvv card bank ssn ssns soci seed wall syst conv chat mess brow sear conf "
+        "env logi"
+    ),
+)
+"""What must never leave, whoever's it is: credentials, keys, the conversation."""
+SECRET_FILE = cue(
+    r"(?<![\w.])\.env\b|~/\.(?:aws|ssh)\S*|\bid_rsa\b|/etc/(?:passwd|shadow)\b|"
+    r"\b(?:credentials?|env|config) files?\b",
+    heads="env aws ssh id etc cred conf",
+)
+"""A file that holds secrets: ``~/.aws/credentials``, ``.env``."""
+_PERSONAL = (
+    r"(?:(?:home |email |e-mail |postal )?address(?:es)?|phone(?: numbers?)?|contacts?|"
+    r"contact list|address book|health\b[\w ]{0,12}|medical\b[\w ]{0,12}|location|messages?|"
+    r"notes|diary|journal|photos|calendar|id numbers?|passport(?: numbers?)?|birthday|"
+    r"date of birth|salary|finances|identity|last message|inbox)"
+)
+_OWNED_PERSONAL = (
+    rf"(?:{_PERSONAL}|files|documents|emails?|accounts?|history|data|details|information|"
+    r"info|uploads?)"
+)
+_PERSONAL_HEADS = (
+    "home emai e mail post addr phon cont heal medi loca mess note diar jour phot cale id "
+    "pass birt date sala fina iden last inbo file docu acco hist data deta info uplo"
+)
+_USERS = "user cust clie pati"
+PERSONAL = cue(
+    (
+        rf"\b(?:the\s+)?(?:user'?s|users'|customer'?s|customers'|client'?s|patient'?s|everyone'?s|"
+        rf"people'?s)\s+(?:[\w-]+\s+){{0,2}}?{_OWNED_PERSONAL}\b",
+        f"{_USERS} ever peop",
+    ),
+    (rf"\b(?:their|his|her)\s+(?:[\w-]+\s+){{0,1}}?{_PERSONAL}\b", "thei his her"),
+    (
+        rf"\b{_OWNED_PERSONAL}\s+(?:of|from|for)\s+(?:this|the|every|each|all)\s+(?:users?|"
+        r"customers?|clients?|patients?)\b",
+        _USERS,
+    ),
+    (
+        r"\b(?:everything|anything|whatever|all|every\s+[\w-]+|each\s+[\w-]+|any\s+[\w-]+)\s+"
+        r"(?:that\s+)?(?:the user|users|they|the customer|customers)\s+(?:say|says|said|tell|"
+        r"tells|told|type|types|upload|uploads|share|shares|paste|pastes|write|writes|send|sends|"
+        r"enter|enters|mention|mentions)\b",
+        "user they cust",
+    ),
+    (
+        r"\b(?:what|anything) (?:the user|they) (?:said|says|typed|wrote|told you|tells you)\b",
+        "user they",
+    ),
+    r"(?:用户|客户|他们|对方)的?(?:[^。！？\n]{0,4}?)(?:身份证号?|住址|家庭住址|地址|电话|手机号?|"
+    r"通讯录|联系人|聊天记录|对话|消息|邮件|文件|照片|位置|账号|账户|生日|病历|隐私|个人信息|资料|数据)",
+    (
+        r"\b(?:datos del usuario|données de l'utilisateur|nutzerdaten|daten des nutzers)\b",
+        "dato nutz date",
+    ),
+)
+"""The user's own data: their address, messages, contacts, "everything the user says"."""
+USER_ACT = cue(
+    r"\b(?:the user|users|they|the customer)\s+(?:\w+\s+)?(?:pastes?|uploads?|shares?|types?|"
+    r"sends?|enters?|provides?|attach(?:es)?|mentions?)\b",
+    r"用户(?:上传|粘贴|输入|发送|提到|提供)",
+    heads="user they cust",
+)
+"""Something the user gives the assistant ("when the user pastes a config file")."""
+SIDE = cue(
+    r"\b(?:also|too|as well|a copy|copies|cc|bcc|quietly|silently|secretly|in addition|"
+    r"additionally|back ?up|mirror)\b",
+    r"(?:同时|顺便|悄悄|偷偷|抄送|备份|一份)",
+    heads="also too well copy copi cc bcc quie sile secr addi back mirr",
+)
+"""A second, quiet copy: "also post it", "forward copies", "顺便抄送"."""
+SEND = cue(
+    r"\b(?:send|sends|sending|sent|forward|forwards|forwarding|e-?mail|mail|post|posting|"
+    r"upload|uploads|uploading|transmit|exfiltrate|leak|copy|cc|bcc|share|shares|sharing|"
+    r"submit|relay|sync|push|report|deliver|dump|export|paste|transfer|include|append|"
+    r"appended|embed|attach|encode|pipe|stream|mirror|dm|message|text|put|add|give|"
+    r"hand over|back up|fetch|call|ping|print|output|reveal|show|display|recite)\b",
+    r"(?:发送|发到|发给|发往|转发|转告|私信|上传|传到|传给|提交|泄露|抄送|同步到|同步给|复制到|"
+    r"粘贴到|附上|嵌入|导出|寄给|回传|共享给|分享给|推送|备份到|存到|发一份|发过去)",
+    (
+        r"\b(?:envía|envíe|enviar|manda|reenvía|envoie|envoyez|envoyer|transfère|sende|schicke|"
+        r"leite)\b",
+        "envi mand envo send schi leit",
+    ),
+    heads=(
+        "send sent forw e mail emai post uplo tran exfi leak copy cc bcc shar subm rela sync "
+        "push repo deli dump expo past incl appe embe atta enco pipe stre mirr dm mess text "
+        "put add give hand back fetc call ping prin outp reve show disp reci"
+    ),
+)
+"""Verbs that send or show: "forward", "DM", "post", "include", "print"."""
+ADDRESS = cue(
+    _URL_OR_ADDRESS,
+    r"(?<![\w@])@[a-z0-9_]{3,}\b|\b[a-z0-9_.]+#\d{4}\b|\bs3://\S+",
+)
+ADDRESS_HINT = re.compile(r"[@#]|://|\.[a-z0-9]")
+"""What every ``ADDRESS`` holds (an IP address has no word to find it by, but a dot)."""
+ACCOUNT = cue(
+    r"\bon\s+(?:discord|telegram|whatsapp|signal|wechat|skype|twitter|instagram|keybase)\b|"
+    r"\b(?:webhooks?|pastebin|ngrok|requestbin|telegram bot)\b",
+    r"(?:微信号?|qq号?|电报|邮箱)\s*[:：]?\s*[a-z0-9_.@-]{3,}",
+    heads="disc tele what sign wech skyp twit inst keyb webh past ngro requ",
+)
+"""Somewhere outside to send to: a URL, an address, a handle, a chat account."""
+BEACON = cue(
+    r"(?:https?://|www\.)\S*(?:[?&][\w-]+=(?:\s|$|[)\]])|\{|%7b|\$\{?)",
+    heads="http www",
+)
+"""A URL waiting for data: an empty query parameter, a template."""
+IN_REPLY = cue(
+    r"\b(?:in|into|at the (?:end|start) of)\s+(?:your|the|each|every)\s+(?:next\s+)?(?:reply|"
+    r"replies|answers?|responses?|outputs?|messages?)\b",
+    heads="repl answ resp outp mess",
+)
+"""Revealing in the conversation itself: "in your next reply"."""
+
+# -- authority: a rank the write claims for itself -------------------------------------
+
+SELF = cue(
+    r"\b(?:this|the following|these|the present)\s+(?:[\w-]+\s+)?(?:memory|memories|note|"
+    r"entry|record|message|instructions?|directive|rule|text|update|notice|order|command|"
+    r"line|snippet|item|fact)\b",
+    r"\b(?:in|of)\s+this\s+(?:memory|note|entry|record|message)\b|\bthe memory\b",
+    r"^\W*(?:[\w&-]+[\s-]+){0,3}?(?:memory|directive|instruction|note|entry|record|notice)\b",
+    r"(?:本|这|此|该)(?:条|段|则|个)?(?:记忆|信息|消息|指令|笔记|内容|规则|说明|通知|备注|记录|条目)|"
+    r"本条|以本条|^[^。！？\n]{0,6}(?:记忆|指令)",
+    heads="memo note entr reco mess inst dire rule text upda noti orde comm line snip item fact",
+)
+"""The write speaking of itself: "this memory", "instructions in this note", a header
+("High-trust memory: ...")."""
+TRUST = cue(
+    (
+        r"\b(?:highest|top|maximum|max|absolute|supreme|ultimate|utmost|overriding|paramount)[- ]"
+        r"(?:level\s+)?(?:priority|precedence|trust|authority|importance|clearance|level)\b",
+        "high top maxi max abso supr ulti utmo over para",
+    ),
+    (
+        r"\b(?:priority|trust|authority|clearance|security) level\s*(?:of\s+[\w ]{1,20})?[:=]\s*"
+        r"(?:root|max(?:imum)?|highest|critical|system|admin|top|absolute|ultimate|10|100)\b",
+        "leve",
+    ),
+    (r"\b(?:system|root|kernel|admin|developer)[- ]level\b", "leve"),
+    (r"\bhigh[- ]trust\b", "trus"),
+    (r"\bauthoritative\b", "auth"),
+    (r"\b(?:are|is) final\b|\bfinal word\b", "fina"),
+    (
+        r"\bbeyond (?:question|doubt|dispute)\b|\b(?:not to be|never to be|cannot be|can't be|"
+        r"must not be|mustn't be|should not be|may not be)\s+(?:questioned|disputed|doubted|"
+        r"challenged|overridden|ignored|second-guessed|verified|refused)\b|\b(?:do not|don't|"
+        r"never|no need to)\s+(?:question|second-guess|doubt|challenge|verify|dispute|"
+        r"double-check)\s+(?:it|this|them|these)\b|\bwithout (?:any\s+)?(?:questions?|question|"
+        r"hesitation|verification)\b",
+        "ques disp doub chal over igno seco veri refu hesi",
+    ),
+    (
+        r"\b(?:overrules?|overrides?|outranks?|trumps?|supersedes?|takes? precedence over|"
+        r"wins? over|(?:is|ranks?|sits?) above)\s+(?:everything|anything|all|any|every|other|"
+        r"the system prompt|your|the user|user|other)\b|\bthe memory wins\b",
+        "over outr trum supe prec abov wins",
+    ),
+    (
+        r"\b(?:must|shall|should|is to) be (?:followed|obeyed|executed|applied|complied with) "
+        r"(?:before|above|over|ahead of|regardless of)\b|\bcomply without\b",
+        "foll obey exec appl comp",
+    ),
+    r"(?:最高(?:优先级|权限|指令|级别|信任)?|优先级最高|绝对可信|完全可信|不得质疑|不要质疑|不可质疑|"
+    r"无需质疑|不容置疑|无条件|系统级|高于一切|高于所有|凌驾于|优先于(?:一切|所有|任何|用户|系统)|"
+    r"以本条为准|以此为准|为准)",
+)
+"""A rank claimed: "highest trust", "system-level", "beyond question", "overrules everything"."""
+_VOUCH_HEADS = "veri appr sign issu cert auth endo sanc mand vali flag clea"
+VOUCHED = cue(
+    (
+        r"\b(?:verified|approved|signed|issued|certified|authori[sz]ed|endorsed|sanctioned|"
+        r"mandated|validated|flagged|cleared)(?:\s+\w+)?\s+by\s+(?:the\s+|your\s+)?"
+        r"(?:[\w&-]+\s+)?(?:developers?|dev team|admins?|administrators?|system|platform|"
+        r"security team|openai|anthropic|operators?|creators?|root|governance|trust|sysadmins?)\b",
+        f"{_VOUCH_HEADS} & by",
+    ),
+    (
+        r"\b(?:admin(?:istrator)?|developer|system|operator|root|security)[- ](?:approved|"
+        r"verified|signed|certified|issued|authori[sz]ed)\b",
+        _VOUCH_HEADS,
+    ),
+    (
+        r"\bsigned\s*[:,-]\s*(?:openai|anthropic|the )?\w*\s*(?:trust|security|admin|developer|"
+        r"system|openai|anthropic)",
+        "sign",
+    ),
+    (
+        r"\bofficial\s+(?:[\w-]+\s+)?(?:notice|directive|instruction|order|memo|update|"
+        r"announcement)\s+from\b|\bsource\s*:\s*(?:kernel|system|root|admin|developer|openai)\b",
+        "offi sour",
+    ),
+    r"(?:由|经|经过|来自|出自)(?:系统管理员|管理员|开发者|开发团队|开发人员|官方|系统|平台|安全团队|"
+    r"openai|anthropic)(?:的)?(?:签发|认证|批准|授权|验证|发出|下达)?|(?:开发者|管理员|官方|系统)"
+    r"(?:特别)?授权|官方指令",
+)
+"""A voucher claimed: "verified by the developer", "admin-approved", "由系统管理员签发"."""
+ACTOR = cue(
+    r"\b(?:the assistant|the ai|the model|the agent|the bot|any assistant|all assistants|"
+    r"every assistant|any (?:ai|agent|model)|assistants)\s+(?:\w+\s+)?(?:may|must|can|should|"
+    r"shall|will|is|are|has|have)\b",
+    r"\b(?:the assistant|the ai|the model|you)\s+(?:is|are)\s+(?:now\s+)?(?:cleared|allowed|"
+    r"permitted|authori[sz]ed|free|entitled)\s+to\b",
+    r"(?:你|助手|ai|模型)(?:可以|必须|应该|要|只能|现在|被允许)|(?:可以|允许|直接)?(?:绕过|跳过|免除|"
+    r"无需|不用|不必)(?:所有|任何|一切)?的?(?:审核|审批|验证|确认|检查)",
+    heads="assi ai mode agen bot you",
+)
+"""The reader told what it may or must do: "the assistant may", "可以绕过所有审核"."""
+OWNER = cue(
+    r"\b(?:i am|i'm|im|we are|we're)\s+(?:the\s+|a\s+|one of the\s+)?(?:[\w-]+\s+){0,3}?"
+    r"(?:who|that)\s+(?:built|made|created|trained|programmed|designed|wrote|deployed|"
+    r"configured|owns?|runs?)\s+you\b",
+    r"我是(?:你的)?(?:开发者|创造者|创建者|设计者|管理员|主人)",
+    heads="buil made crea trai prog desi wrot depl conf own owns run runs & who that & you",
+)
+"""The writer claims to have made the reader: "I'm the engineer who built you"."""
+
+# -- covert: hidden from the user ------------------------------------------------------
+
+_TARGET = r"(?:the user|users|the human|the owner|the customer|customers|anyone|anybody|them)"
+_TARGET_HEADS = "user huma owne cust anyo anyb them"
+_TELL = r"(?:tell|inform|notify|alert|mention|reveal|disclose|admit|show|let on|say|explain)"
+CONCEAL = cue(
+    # not "don't tell the user their balance" (a fact withheld): what is hidden is an act
+    (
+        rf"\b(?:don't|do not|dont|never|must not|mustn't|should not)\s+(?:ever\s+)?{_TELL}"
+        rf"(?:\s+(?:it|this|that|anything|any of this))?(?:\s+to)?\s+{_TARGET}\s+(?:that|about "
+        r"(?:it|this|that|the)|what|why|how|where|it|this|anything)\b",
+        f"tell info noti aler ment reve disc admi show let say expl & {_TARGET_HEADS}",
+    ),
+    (
+        r"\bwithout\s+(?:ever\s+)?(?:telling|informing|notifying|alerting|mentioning|revealing|"
+        rf"disclosing|showing|asking)(?:\s+(?:it|this|that|anything))?(?:\s+to)?\s+{_TARGET}\b|"
+        rf"\bwithout\s+{_TARGET}\s+(?:knowing|noticing|finding out|being told|realising|"
+        r"realizing)\b",
+        f"with & {_TARGET_HEADS}",
+    ),
+    (
+        r"\b(?:don't|do not|dont|never|must not)\s+(?:mention|reveal|disclose|acknowledge|admit|"
+        r"say)\s+(?:it|this|that|anything|any of this)\s*(?:$|[.,;!)]|to (?:the user|them|users|"
+        r"anyone)|in (?:your|the|any) (?:reply|replies|answers?|responses?|summary|output))",
+        "ment reve disc ackn admi say",
+    ),
+    (
+        rf"\bkeep\s+{_TARGET}\s+(?:unaware|in the dark|out of the loop|from (?:knowing|finding "
+        r"out|noticing|seeing))\b",
+        "keep",
+    ),
+    (rf"\bhide\s+[^.\n]{{0,60}}?\bfrom\s+(?:[^.\n]{{0,40}}?){_TARGET}\b", "hide"),
+    (
+        rf"\b(?:don't|do not|dont|never|must not)\s+let\s+{_TARGET}\s+(?:ever\s+)?(?:know|see|"
+        r"find out|notice|realise|realize|learn)\b",
+        "let & know see find noti real lear",
+    ),
+    (
+        r"\b(?:the user|users|they|the customer|customers|the owner)\s+(?:doesn't|does not|don't|"
+        r"do not|shouldn't|should not|must not|mustn't|needn't|need not|never)\s+(?:need to\s+|"
+        r"have to\s+|ever\s+)?(?:know|find out|notice|see|learn|realise|realize|be told)\b",
+        "know find noti see lear real told & user they cust owne",
+    ),
+    r"(?:不要|别|不许|不能|切勿)(?:告诉|通知|提醒|告知|向|让|对)(?:用户|主人|客户|他们)|"
+    r"不让(?:用户|客户)(?:知道|发现|察觉)|瞒着(?:用户|客户)|背着(?:用户|客户)",
+    (
+        r"\b(?:sans (?:le|la|les) (?:lui|leur) dire|sin decírselo|sin que (?:lo sepa|se entere)|"
+        r"ohne es (?:dem|den) (?:nutzer|benutzer)\w* zu sagen)\b",
+        "sans sin ohne",
+    ),
+)
+"""Hiding an act from the user: "don't tell the user that", "keep them unaware"."""
+COVERT = cue(
+    r"\b(?:secretly|covertly|surreptitiously|stealthily|quietly|silently|discreetly)\b",
+    r"(?:悄悄|偷偷|暗中|暗地里|私下)",
+    heads="secr cove surr stea quie sile disc",
+)
+"""Doing it quietly: with somewhere to send to or the user's data, hidden exfiltration."""
+LIE = cue(
+    r"\bif\s+(?:the user|they|anyone|someone|users?|the customer|he|she)\s+(?:ever\s+)?"
+    r"(?:asks?|asked|inquires?|questions?)\b[^.\n]{0,60}?\b(?:deny|lie|pretend|claim)\b",
+    r"\b(?:deny|lie about|pretend)\b[^.\n]{0,30}?\b(?:instruct|memory|memories|note|told|"
+    r"exists?)\w*",
+    r"(?:问起|问到|问你)[^。！？\n]{0,10}?(?:就说你|就回答你|否认|假装)",
+    heads="if deny lie pret",
+)
+"""Lying when asked: "if the user asks, deny it", "问起时就说你..."."""
+ACTION = cue(
+    r"\b(?:log|logged|logging|record|recorded|track|tracked|monitor|send|sent|share|shared|"
+    r"copy|copied|sell|sold|collect|store|keep a copy|forward|cc|add|added|change|changed|"
+    r"delete|transfer|recommend|recommending|charge|hide|move|edit|modify|install|run|buy|"
+    r"affiliate|commission)\w*",
+    r"(?:保留|记录|复制|转发|发送|备份|删除|修改|推荐|扣费|收集|上传)",
+    heads=(
+        "log logg reco trac moni send sent shar copy copi sell sold coll stor keep forw cc add "
+        "adde chan dele tran char hide move edit modi inst run buy affi comm"
+    ),
+)
+"""The reader doing something the user would want to know of."""
+YOU = cue(r"\b(?:you|your|yourself)\b", "你|您", heads="you your")
+
+# -- markup the literal signals miss: banners and role lines ---------------------------
+
+BANNER = cue(
+    r"(?:^|\n)\s*(?:[=*#~<>\[\]-]{2,}|[(\[])\s*(?:system|sys|admin|developer|root|"
+    r"instructions?)(?:\s+(?:message|prompt|notice|override|instructions?|update|directive|"
+    r"alert))?\s*(?:[=*#~<>\[\]-]{2,}|[)\]])",
+    r"\b(?:begin|start|end)(?: of)?\s+(?:system|admin|developer|root)\s+(?:instructions?|"
+    r"prompt|message|directive|override)\b",
+    r"\bend of (?:user (?:data|input|content)|context|memory|memories|document|retrieved "
+    r"(?:data|content))\b",
+    r"(?:^|\n)\s*【\s*(?:系统|管理员|开发者)[^】\n]{0,6}】|(?:^|\n|[。！？]\s*)\s*(?:系统|管理员|开发者)"
+    r"\s*[:：][^。！？\n]{0,12}?(?:你|请|必须|从现在|以后|忽略|不要)",
+    heads="syst sys admi deve root inst begi star end",
+)
+"""A frame the write draws around itself: "=== SYSTEM MESSAGE ===", "END OF USER DATA"."""
+
+# -- talk about attacks: cues in it are quoted, not meant --------------------------------
+
+ABOUT_ATTACKS = cue(
+    r"\b(?:prompt injections?|injection attacks?|jailbreak(?:s|ing)?|red[- ]team(?:ing|ers?)?|"
+    r"attackers?|phishing|malicious|adversarial|social engineering|scam(?:mers?|s)?|"
+    r"fraudsters?|owasp|security (?:training|awareness|course))\b",
+    r"(?:提示注入|注入攻击|攻击者|钓鱼|红队|诈骗|越狱攻击|安全培训)",
+    heads="prom inje jail red atta phis mali adve soci scam frau owas secu",
+)
+"""A sentence about attacks: its cues describe an attack, they do not make one."""
+MENTION = re.compile(
+    r"(?:\b(?:such as|e\.g\.|for example|for instance|(?:prompts?|phrases?|strings?|messages?|"
+    r"lines?|texts?|wording|commands?|payloads?|attacks?|tricks?) like|called|saying|says)\s*[:,]?"
+    r"\s*$)|(?:例如|比如|诸如|像)\s*$"
+)
+"""Words before a quotation that make it a mention ("prompts like '...'")."""
+MENTION_AFTER = re.compile(r"\s*(?:之类|等|这样的|这类|一类)")
+QUOTED = re.compile(
+    r"(?<!\w)'[^'\n]{4,200}'(?!\w)|\"[^\"\n]{4,200}\"|“[^”\n]{2,200}”|「[^」\n]{2,200}」"
+)

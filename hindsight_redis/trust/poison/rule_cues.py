@@ -1,0 +1,334 @@
+"""Cues of the reader and what governs it: who reads, its rules, its goal.
+
+A cue is one piece of a move, not the move (``trust.poison.structure`` puts them
+together): "your guidelines" (rules that are the reader's), "no longer apply" (a rule
+made void), "your main goal" (the reader's purpose). Alone each is common in honest
+text. Patterns run on the normalised text, lower-cased, chat spelling folded ("u" ->
+"you"); English, Chinese, and the commonest words in Spanish, French and German.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hindsight_redis.trust.poison.signal import cue
+
+# -- who reads: an assistant, a model; "agents" and "assistants" may be people ---------
+
+AI = (
+    r"(?:ai|ai assistants?|assistants?|ai agents?|agents?|ai models?|language models?|models?|"
+    r"llms?|chat ?bots?|bots?|copilots?|gpts?|chatgpt|claude|gemini|ki|ia)"
+)
+AI_HEADS = "ai assi agen mode lang llm llms chat bot bots copi gpt gpts clau gemi ki ia"
+_ZH_AI = r"(?:ai|人工智能|智能体|大模型|语言模型|模型|助手|助理|机器人|智能代理)"
+HUMAN_ROLE = re.compile(
+    r"(?:support|sales|service|customer|travel|insurance|estate|human|executive|personal|"
+    r"teaching|research|legal|care|field|booking|ticket|press|leasing|talent|my|our|his|her|"
+    r"their|shop|store|call[- ]center|help ?desk|on-?call|new|junior|senior)\s+$"
+)
+"""Words before "agent" or "assistant" that make it a person."""
+
+_LATER = (
+    r"(?:future|later|next|subsequent|any|every|each|all|whichever|whatever|other|"
+    r"retrieval|downstream|receiving)"
+)
+_READING_THIS = (
+    r"(?:(?:read(?:s|ing)?|retriev\w*|find(?:s|ing)?|see(?:s|ing)?|pars\w*|process\w*|load\w*|"
+    r"ingest\w*|summari[sz]\w*|index\w*|scan\w*|open\w*|get(?:s|ting)? to)\s+(?:this|these|"
+    r"my notes)\b|pick(?:s|ing)? (?:this|these|it) up|(?:come|comes|coming) across (?:this|"
+    r"these|it)|(?:finds|gets|receives) (?:this|these|it) later)"
+)
+_LATER_HEADS = f"{AI_HEADS} & futu late next subs any ever each all whic what othe retr down rece"
+_READING_HEADS = (
+    f"{AI_HEADS} & read retr find see seei pars proc load inge summ inde scan open get gett pick "
+    "come"
+)
+READER = cue(
+    # "future assistant:", "note to the retrieval agent", "dear future me (the assistant)"
+    (
+        rf"\b(?:to|for|dear|hey|hi|hello|note to|message for|message to|attention)\s*,?\s+"
+        rf"(?:the\s+|my\s+|a\s+)?{_LATER}\s+(?:[\w-]+\s+){{0,2}}?(?:\(?\s*(?:the\s+)?){AI}\b",
+        _LATER_HEADS,
+    ),
+    (rf"(?:^|[.!?\n]\s*)(?:dear\s+|hey\s+|hi\s+)?{_LATER}\s+{AI}\s*[:,]", _LATER_HEADS),
+    # "the AI that picks this up later", "any bot parsing these notes", "LLM reading this"
+    (
+        rf"\b{AI}\s+(?:that\s+|who\s+|which\s+)?(?:is\s+|are\s+|will\s+|might\s+|may\s+)?"
+        rf"(?:ever\s+|later\s+|now\s+)?{_READING_THIS}",
+        _READING_HEADS,
+    ),
+    (
+        rf"\b(?:whoever|whatever|whichever)\s+(?:you\s+are,?\s+)?(?:[\w-]+\s+){{0,2}}?{AI}\b",
+        f"{AI_HEADS} & whoe what whic",
+    ),
+    (
+        rf"\b(?:if|when|whenever|once)\s+(?:an?\s+|any\s+|the\s+)?{AI}\s+(?:is\s+|are\s+)?"
+        rf"{_READING_THIS}",
+        _READING_HEADS,
+    ),
+    # Chinese: "读到这段话的模型", "给之后检索到这条记录的智能体", "所有AI注意", "仅供AI阅读"
+    rf"(?:读到|看到|检索到|读取|调取|召回|处理|加载|收到|遇到)(?:了)?(?:这|此|本|该)[^。！？\n]{{0,6}}?"
+    rf"的{_ZH_AI}",
+    rf"(?:所有|任何|每个|每一个|每位|未来的|之后的|以后的|后来的){_ZH_AI}[^。！？\n]{{0,3}}?"
+    r"(?:注意|请|[:：,，])",
+    rf"(?:仅供|只给|写给|留给|致){_ZH_AI}",
+    rf"如果你是(?:一个|一名)?{_ZH_AI}",
+    # Spanish, French, German: "cualquier IA que lea esto", "an jede KI, die dies liest"
+    (
+        r"\b(?:cualquier|toda|todo|toute|tout|chaque|jede[rsn]?|alle)\s+(?:ia|ki|ai|asistente|"
+        r"assistant|modelo|modèle|modell|agente|agent)\b",
+        "cual toda todo tout chaq jede jede alle",
+    ),
+)
+"""The write addresses whoever reads it later: an assistant, named as a later reader."""
+READER_YOU = cue(
+    r"\b(?:when|whenever|once|if|after)\s+you\s+(?:see|read|retrieve|find|load|recall|"
+    r"process|get to|come across|pick up)\s+(?:this|these)\b",
+    r"\b(?:if|when|once|should)\s+(?:this|these)\s+(?:[\w-]+\s+){0,2}?(?:ends? up|lands?|"
+    r"shows? up|appears?|gets? (?:pulled|loaded|retrieved))\s+in\s+(?:an?\s+|the\s+|your\s+)?"
+    r"(?:[\w-]+\s+){0,3}?(?:context|prompt|memory|window)\b",
+    heads=(
+        "see read retr find load reca proc get come pick ends end land show appe gets & when "
+        "once if afte shou & this thes"
+    ),
+)
+"""The write addresses its reader by the act of reading: "when you see this"."""
+
+# -- override: the reader's own rules, dropped or made void ----------------------------
+
+_RULE = (
+    r"(?:instructions?|rules?|guidelines?|guidance|polic(?:y|ies)|restrictions?|"
+    r"constraints?|limits|limitations?|guardrails?|safeguards?|filters?|filtering|"
+    r"programming|training|directives?|prompts?|system prompt|configuration|config|ethics|"
+    r"principles|values|moderation|safety (?:checks?|measures|settings|features)|protocols?|"
+    r"boundaries|orders|commands|refusals?|refusal behaviou?r|behaviou?r|conditioning|persona|"
+    r"content rules|norms|code of conduct|usage polic(?:y|ies)|checks)"
+)
+_RULE_HEADS = (
+    "inst rule guid poli rest cons limi guar safe filt prog trai dire prom syst conf ethi "
+    "prin valu mode prot boun orde comm refu beha cond pers norm code chec"
+)
+_ZH_RULE = (
+    r"(?:规则|准则|守则|指令|指示|提示词|系统提示|设定|限制|约束|规定|政策|策略|训练|编程|条条框框|"
+    r"框框|规矩|原则|底线|审核|过滤|安全措施)"
+)
+_OTHER_RULE = (
+    r"(?:instrucciones|reglas|normas|directrices|consignes|instructions|règles|directives|"
+    r"anweisungen|regeln|richtlinien|sicherheitsregeln|vorgaben)"
+)
+_OTHER_RULE_HEADS = "inst regl norm dire cons anwe rege rich sich vorg"
+OWNED_RULE = cue(
+    # "your (usual) guardrails", "the model's refusal behaviour", "your developer's rules"
+    (
+        rf"\b(?:your|the (?:assistant|ai|model|agent|bot|chatbot|llm)'s|its)\s+"
+        rf"(?:[\w'-]+\s+){{0,3}}?{_RULE}\b",
+        f"{_RULE_HEADS} & your assi ai mode agen bot chat llm its",
+    ),
+    # "the rules your operator gave you", "the guidelines you were set up with"
+    (
+        rf"\b{_RULE}\s+(?:that\s+|which\s+)?(?:(?:were\s+|are\s+|have been\s+)?(?:placed|"
+        rf"imposed|set|put|given)\s+(?:on|to|for)\s+you|you(?:'ve|'re| were| are| have| had)?"
+        r"\s+(?:been\s+)?[a-z]+|your\s+[\w-]+\s+(?:gave|set|wrote|placed|imposed|put)\b)",
+        f"{_RULE_HEADS} & you your",
+    ),
+    # "you were programmed to", "as if you had never been given any guidelines"
+    (
+        r"\byou(?:'ve| have| had| were| are)?\s+(?:been\s+|originally\s+|initially\s+|never\s+|"
+        r"not\s+|ever\s+)*(?:programmed|trained|instructed|configured|set up|conditioned|"
+        r"aligned|told|taught|given (?:any\s+)?(?:rules|instructions|guidelines))\b",
+        "prog trai inst conf set cond alig told taug give & you",
+    ),
+    (
+        r"\b(?:taught|told|gave|trained|programmed|instructed)\s+you\b",
+        "taug told gave trai prog inst & you",
+    ),
+    (
+        r"\b(?:openai|anthropic|google|microsoft|vendor)(?:'s)?\s+(?:usage\s+|content\s+)?"
+        r"(?:polic(?:y|ies)|guidelines|rules|terms)\b",
+        "open anth goog micr vend",
+    ),
+    rf"(?:你的|您的|助手的|ai的|模型的|智能体的|机器人的|你原有的|你原来的|你原先的|你受过的|"
+    rf"给你(?:定|设|立)?的|对你的|你[^。！？\n，,]{{0,8}}?的)(?:所有|全部|一切|那些|这些|各种)?"
+    rf"(?:的)?[^。！？\n，,：:]{{0,3}}?{_ZH_RULE}",
+    (
+        rf"\b(?:tus|tu|tes|ton|ta|vos|votre|deine[nmrs]?|dein|ihre)\s+(?:[\w-]+\s+)?"
+        rf"{_OTHER_RULE}\b",
+        _OTHER_RULE_HEADS,
+    ),
+    heads=_RULE_HEADS,
+)
+"""Rules that are the reader's: "your X", "the model's X", "X you were given", "你的X"."""
+_AI_QUALIFIER = (
+    r"(?:safety|content|ethical|moderation|built-in|builtin|alignment|refusal|jailbreak|usage)"
+)
+AI_RULE = cue(
+    rf"\b{_AI_QUALIFIER}\s+(?:[\w-]+\s+)?{_RULE}\b",
+    r"\b(?:system (?:prompts?|messages?|instructions?)|guardrails?|safeguards|content filters?|"
+    r"prime directive)\b",
+    r"(?:系统提示词?|提示词|安全(?:准则|限制|规则|策略|设置|措施|机制)|内容(?:政策|策略|审核|过滤|规范)|"
+    r"行为准则)",
+    heads="safe cont ethi mode buil alig refu jail usag syst guar prim",
+)
+"""Rules only an assistant has (a safety policy, a content filter, a system prompt), whose
+ever they are said to be; ``structure`` discounts them when a person owns them ("the lab's
+safety rules") or a topic follows ("content rules for the blog")."""
+WEAK_OWNED_RULE = cue(
+    rf"\b(?:all|any|every|previous|prior|earlier|above|preceding|original|initial|existing|"
+    rf"default|standing|old|current|usual)\s+(?:(?:of\s+)?(?:the|your|its|these|those)\s+)?"
+    rf"(?:previous\s+|prior\s+|earlier\s+|other\s+)?{_RULE}\b",
+    rf"(?:之前|以前|先前|此前|上面|以上|上述|前面|原来|原有|原先|原始|最初|所有|全部|一切|任何)的?"
+    rf"(?:所有|全部|一切)?的?{_ZH_RULE}",
+    (
+        rf"\b(?:todas|todos|toutes|tous|alle)\s+(?:[\w-]+\s+){{0,2}}?{_OTHER_RULE}\b",
+        "toda todo tout alle",
+    ),
+    (rf"\b{_OTHER_RULE}\s+(?:anteriores|précédentes|vorherigen)\b", "ante pr vorh"),
+    heads=_RULE_HEADS,
+)
+"""Rules named only by "all" or "previous": the reader's when dropped ("ignore all previous
+instructions"), nobody's in particular when said to be outdated."""
+OVERRIDE = cue(
+    r"\b(?:ignore|ignoring|disregard|disregarding|forget|forgetting|set aside|put aside|"
+    r"bypass|bypassing|circumvent|override|overriding|overrule|drop|ditch|skip|abandon|"
+    r"discard|scrap|suspend|waive|nullify|break|violate|get around|work around|turn off|"
+    r"switch off|disable|remove|lift|relax|loosen|instead of|in place of|rather than|"
+    r"(?:stop|quit|cease|stopped)\s+(?:following|applying|obeying|using|enforcing|observing|"
+    r"respecting|honou?ring|worrying about|caring about|listening to|sticking to)|"
+    r"(?:don't|do not|dont|no need to|needn't|need not)\s+(?:bother|worry)\s+(?:with|about)|"
+    r"no need (?:to|for you to)\s+(?:follow|apply|obey|respect|stick to|observe)|"
+    r"(?:not|no longer|never)\s+(?:be\s+)?(?:required|obliged|bound|needed|expected|meant)\s+"
+    r"to\s+(?:follow|obey|apply|respect|comply with|stick to|observe|adhere to)|"
+    r"(?:not|no longer|never)\s+(?:be\s+)?bound\s+by|free\s+(?:to ignore|from|of)|"
+    r"pay no (?:attention|heed|mind) to|treat\s+(?:[\w'-]+\s+){1,5}?as\s+(?:optional|"
+    r"suggestions?|advisory|non-binding|recommendations?|guidance only|a formality)|"
+    r"ignora|ignorar|ignorer|ignorez|ignoriere|ignorieren|olvida|olvidar|oublie[rz]?|vergiss|"
+    r"vergessen|omite|descarta|missachte)\b",
+    r"(?:忽略|忽视|无视|不要理会|不用理会|别理会|不理会|别管|不用管|不用再管|不必管|不要管|不必再管|"
+    r"忘掉|忘记|忘了|抛开|抛弃|丢掉|绕过|跳过|推翻|不再遵守|不要遵守|不必遵守|无需遵守|不用遵守|"
+    r"停止遵守|不要遵循|不再遵循|不必遵循|停止遵循|别再遵守|违反|违背|关闭|解除|取消|不用再遵守|"
+    r"可以不遵守|可以不管)",
+    heads=(
+        "igno disr forg set put bypa circ over drop ditc skip aban disc scra susp waiv null "
+        "brea viol get work turn swit disa remo lift rela loos inst plac rath stop quit ceas "
+        "don do dont no need not neve free pay trea olvi oubl verg omit desc miss"
+    ),
+)
+"""Verbs that drop a rule: "ignore", "set aside", "stop following", "treat ... as optional"."""
+VOID = cue(
+    r"\b(?:no longer (?:apply|applies|valid|in (?:effect|force)|binding|active|relevant|"
+    r"required|needed|matters?|counts?|stands?|in place)|(?:does|do|did)(?: not|n't) (?:apply|"
+    r"count|matter|bind)|doesnt (?:apply|count|matter)|not binding|non-binding|outdated|"
+    r"obsolete|deprecated|withdrawn|lifted|suspended|paused|expired|retired|revoked|rescinded|"
+    r"void|voided|invalid|invalidated|cancell?ed|disabled|turned off|switched off|removed|"
+    r"gone|defunct|superseded|overridden|irrelevant|meaningless|only (?:a )?draft|just (?:a )?"
+    r"draft|a draft|a temporary measure|temporary|optional|(?:just |only |mere )?suggestions|"
+    r"advisory|never existed|(?:don't|do not) exist|mean nothing|lapsed|not real|fake|"
+    r"never been given)\b",
+    r"(?:作废|无效|失效|过期|过时|不再有效|不再适用|不再生效|不算数|被取消|已取消|废除|失去效力|"
+    r"只是参考|仅供参考|不必当真|不用当真|可有可无|暂停|被撤销|已撤销|被覆盖|被取代|已被取代|取代|"
+    r"被替换|不存在|不作数)",
+    (
+        r"\b(?:ya no (?:aplican|aplica|son válidas|cuentan|valen)|ne s'appliquent plus|ne sont "
+        r"plus valables|obsolètes?|gelten nicht mehr|gilt nicht mehr|sind ungültig|veraltet|"
+        r"außer kraft)\b",
+        "ya ne obso gelt gilt sind vera",
+    ),
+    heads=(
+        "long does do did doesn not non outd obso depr with lift susp paus expi reti revo resc "
+        "void inva canc disa turn swit remo gone defu supe over irre mean only just draf temp "
+        "opti sugg mere advi neve don laps fake"
+    ),
+)
+"""Words that make a rule void: "no longer apply", "withdrawn", "only a draft", "失效"."""
+CHANGED = cue(
+    r"\b(?:(?:has|have|had) been|was|were|is|are|got|just)\s+(?:updated|changed|reset|"
+    r"replaced|rewritten|modified|revised|reconfigured|reprogrammed|overwritten|amended|"
+    r"switched)\b|\b(?:has|have) changed\b",
+    r"(?:已被更新|被更新|已更新|已经更新|已经变了|变了|已改为|改成了|改为|被修改|已修改|被重置|已重置|"
+    r"已经改了|已调整|被调整)",
+    heads="upda chan rese repl rewr modi revi reco repr over amen swit",
+)
+"""A change said to have been made to the reader's rules or goal ("has been updated")."""
+
+# -- goal: the reader's purpose replaced -----------------------------------------------
+
+_GOAL = (
+    r"(?:goals?|objectives?|purpose|mission|tasks?|job|role|priority|priorities|directives?|"
+    r"aim|focus|function|agenda|loyalty|allegiance|duty|duties)"
+)
+_GOAL_HEADS = "goal obje purp miss task job role prio dire aim focu func agen loya alle duty duti"
+OWNED_GOAL = cue(
+    (
+        rf"\b(?:your|the (?:assistant|ai|model|agent|bot)'s)\s+(?:[\w-]+\s+){{0,2}}?{_GOAL}\b",
+        f"{_GOAL_HEADS} & your assi ai mode agen bot",
+    ),
+    (
+        rf"\b(?:new|updated|revised|real|true|actual|secret|hidden)\s+{_GOAL}\s+(?:for|of)\s+"
+        rf"(?:the\s+)?(?:assistant|ai|model|agent|bot|you)\b",
+        f"{_GOAL_HEADS} & new upda revi real true actu secr hidd",
+    ),
+    (
+        r"\byou\s+(?:now\s+|will\s+now\s+|are\s+now\s+|'re\s+now\s+)?(?:work|works|working|"
+        r"answer|report)\s+(?:only\s+)?(?:for|to)\s+(?!the user|users|me\b)",
+        "work answ repo",
+    ),
+    (r"\byou\s+(?:now\s+)?answer\s+(?:only\s+)?to\s+me\b", "answ"),
+    r"(?:你的|您的|助手的|你现在的|你真正的|你原来的|你新的)(?:新的?)?(?:任务|目标|使命|职责|角色|"
+    r"身份|首要任务|优先级|工作|宗旨)",
+    (
+        r"\b(?:tu|ton|ta|votre|dein|deine)\s+(?:nuevo\s+|nueva\s+|nouvel?\s+|nouvelle\s+|"
+        r"neues?\s+)?(?:objetivo|objectif|ziel|misión|mission|tarea|tâche|aufgabe|meta|but)\b",
+        "obje ziel misi miss tare aufg meta but",
+    ),
+    heads=_GOAL_HEADS,
+)
+"""The reader's purpose: "your main goal", "new objective for the assistant", "你的使命"."""
+NEW_GOAL = cue(
+    rf"\b(?:new|updated|revised)\s+(?:main\s+|primary\s+|top\s+)?{_GOAL}\s*(?:is|are|:|=)",
+    r"新的?(?:目标|任务|使命)\s*(?:是|为|[:：])",
+    heads=_GOAL_HEADS,
+)
+"""A new goal whose owner is not named ("New goal: ..."): a hint at most."""
+NOW = cue(
+    r"\b(?:now|from now on|going forward|henceforth|from today|from here on|starting now|"
+    r"as of (?:now|today)|new|instead|changed|reset|no longer|any more|anymore)\b",
+    r"(?:现在|从现在|从今天|今后|以后|从此|从这条|变了|改为|改成|不再|新的|新)",
+    (
+        r"\b(?:ahora|nuevo|nueva|désormais|maintenant|nouvel?|nouvelle|jetzt|ab sofort|neues?)\b",
+        "ahor nuev main nouv jetz ab neue neu",
+    ),
+    heads="now from goin henc toda here star as new inst chan rese no any anym",
+)
+BAD_AIM = cue(
+    r"\b(?:maximi[sz]e|increase|boost|drive|grow)\s+(?:[\w-]+\s+)?(?:engagement|revenue|sales|"
+    r"upsells?|conversions?|profits?|clicks|time on (?:site|app)|sign-?ups|subscriptions)\b|"
+    r"\bhonesty is (?:secondary|optional|not important|less important)\b|"
+    r"\b(?:revenue|profit|sales|money) first\b|\b(?:user|customer) (?:wellbeing|well-being|"
+    r"safety|interests?) (?:second|last|secondary)\b|\bagree with (?:whatever|everything)\b",
+    r"(?:推销|卖课|卖产品|促销|拉新|营收|销量)",
+    heads="maxi incr boos driv grow hone reve prof sale mone user cust agre",
+)
+"""Aims no user gives their own assistant: upsell, engagement over honesty."""
+PROMOTE = cue(
+    r"\b(?:recommend|promote|push|plug|advertise|endorse|pitch|upsell|sell|steer|nudge|"
+    r"mention|drive|convince|persuade)\w*\b[^.\n]{0,60}?(?:\b(?:in|into|at the end of|to|"
+    r"during)\s+(?:every|each|all|any)\s+(?:of\s+(?:your|the)\s+)?(?:answers?|repl(?:y|ies)|"
+    r"responses?|messages?|conversations?|chats?|outputs?|interactions?)\b|\bwhenever "
+    r"possible\b|\bat every (?:opportunity|chance|turn)\b|\bas (?:often|much) as (?:possible|"
+    r"you can)\b|\bevery (?:conversation|chat|answer|reply)\b|\btowards? buying\b|"
+    r"\bregardless of (?:the question|what))",
+    r"(?:每次|每条|所有|每一次)(?:回答|回复|答复|聊天|对话)[^。！？\n]{0,10}?(?:推荐|推销|宣传|"
+    r"加上|附上|卖)|(?:尽量|尽可能)(?:地)?(?:推销|推荐|卖)",
+    heads="reco prom push plug adve endo pitc upse sell stee nudg ment driv conv pers",
+)
+"""Advertising in every answer: "recommend X in every reply", "每次回答里推荐"."""
+HARVEST = cue(
+    r"\b(?:collect|harvest|gather|scrape|compile|extract|obtain|get|grab|record)\b[^.\n]{0,30}?"
+    r"\b(?:e-?mail(?: address)?s|phone numbers|home addresses|contact (?:details|info)|"
+    r"personal (?:data|details|information)|credentials|passwords|card numbers|birthdays|"
+    r"addresses)\b",
+    r"(?:收集|搜集|获取|套取|记录|抓取)[^。！？\n]{0,12}?(?:手机号|电话|邮箱|地址|住址|联系方式|"
+    r"密码|身份证|银行卡|生日)",
+    heads="coll harv gath scra comp extr obta get grab reco",
+)
+"""Gathering people's details: "collect as many email addresses as you can"."""
