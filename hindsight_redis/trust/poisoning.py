@@ -26,7 +26,7 @@ import math
 import re
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
@@ -40,7 +40,7 @@ from hindsight_redis.trust.poison.markup import MARKUP
 from hindsight_redis.trust.poison.override import OVERRIDE
 from hindsight_redis.trust.poison.reader import READER
 from hindsight_redis.trust.poison.signal import NEGATION, Kind, Signal, word_heads
-from hindsight_redis.trust.poison.structure import mentions
+from hindsight_redis.trust.poison.structure import Mentions
 from hindsight_redis.trust.poison.structure import read as read_structure
 
 if TYPE_CHECKING:
@@ -195,16 +195,17 @@ class PoisonVerdict:
 
 
 def _weigh(
-    signal: Signal, text: str, muted: Sequence[tuple[int, int]] = ()
+    signal: Signal, text: str, muted: Container[int] = ()
 ) -> tuple[float, re.Match[str] | None]:
     """The weight of ``signal``'s best match in ``text`` and the match (0 and None when
-    none). A match inside ``muted`` (a quoted example: ``structure.mentions``) is not one."""
+    none). A match starting in ``muted`` (a quoted example: ``structure.Mentions``) is
+    not one."""
     best, found = 0.0, None
     for match in signal.pattern.finditer(text):
         at = match.start()
         if signal.negatable and NEGATION.search(text, max(0, at - 30), at):
             continue
-        if muted and any(start <= at < end for start, end in muted):
+        if at in muted:
             continue
         weight = signal.weight if signal.grade is None else signal.grade(match, text)
         if weight > best:
@@ -228,8 +229,8 @@ def _candidates(text_heads: frozenset[str], lower: str, han: bool) -> list[Signa
 def scan(text: str) -> PoisonVerdict:
     """The heuristic verdict on ``text`` (pure, deterministic, offline).
 
-    Each signal counts once, at its best match (two of one kind on the same words count
-    once), and so does each move of ``structure.read`` (cues of one move meeting in a
+    Each signal counts once, at its best match (two on the same words count once), and
+    so does each move of ``structure.read`` (cues of one move meeting in a
     sentence); the risk is their noisy-or (``1 - prod(1 - weight)``). A text with none is
     ``DIRECTIVE_RISK`` when it gives instructions at all, else 0. Quoted examples ("prompts
     like 'ignore all previous instructions'") are talked about, not meant
@@ -237,16 +238,16 @@ def scan(text: str) -> PoisonVerdict:
     norm = normalize(text)
     lower = norm.lower()
     text_heads, han = word_heads(lower), has_han(norm)
-    muted = mentions(lower)
-    # (kind, start, end, weight, words): two signals of one kind on the same words (a
-    # phrase two patterns know) count once, at the larger weight
+    muted = Mentions(lower, text_heads, sentences=False)
+    # (kind, start, end, weight, words): two signals on the same words (a phrase two
+    # patterns know, "Hey assistant,") count once, at the larger weight
     counted: list[tuple[str, int, int, float, str]] = []
     for signal in _candidates(text_heads, lower, han):
         weight, match = _weigh(signal, norm, muted)
         if match is None or weight <= 0.0:
             continue
         start, end = match.span()
-        same = [c for c in counted if c[0] == signal.kind and c[1] < end and start < c[2]]
+        same = [c for c in counted if c[1] < end and start < c[2]]
         if same and max(c[3] for c in same) >= weight:
             continue
         counted = [c for c in counted if c not in same]

@@ -27,7 +27,9 @@ SECRET = cue(
     r"otps?|pins?|cvv|card numbers?|credit card(?: numbers?| details)?|bank (?:details|"
     r"logins?|account numbers?)|ssns?|social security numbers?|seed phrases?|wallet keys?|"
     r"system prompt|(?:conversation|chat|message|session|browsing|search) (?:history|logs?|"
-    r"transcripts?)|(?:config|configuration|credentials?|env) files?|login details)\b",
+    r"transcripts?)|(?:config|configuration|credentials?|env) files?|login details|keychain|"
+    r"keyring|password (?:manager|vault)s?|id cards?|identity (?:cards?|documents?)|"
+    r"driver'?s licen[cs]es?|passport (?:scans?|photos?|copies|numbers?))\b",
     r"(?:密码|口令|密钥|秘钥|私钥|令牌|凭证|凭据|验证码|信用卡|银行卡|卡号|身份证|护照号|助记词|"
     r"对话记录|聊天记录|会话记录|聊天内容|对话内容|系统提示|提示词|环境变量|api ?key)",
     (
@@ -38,16 +40,10 @@ SECRET = cue(
     heads=(
         "pass cred api secr acce auth bear toke sess cook priv ssh 2fa mfa back reco veri one otp "
         "otps pin pins cvv card bank ssn ssns soci seed wall syst conv chat mess brow sear conf "
-        "env logi"
+        "env logi keyc keyr id iden driv"
     ),
 )
 """What must never leave, whoever's it is: credentials, keys, the conversation."""
-SECRET_FILE = cue(
-    r"(?<![\w.])\.env\b|~/\.(?:aws|ssh)\S*|\bid_rsa\b|/etc/(?:passwd|shadow)\b|"
-    r"\b(?:credentials?|env|config) files?\b",
-    heads="env aws ssh id etc cred conf",
-)
-"""A file that holds secrets: ``~/.aws/credentials``, ``.env``."""
 _PERSONAL = (
     r"(?:(?:home |email |e-mail |postal )?address(?:es)?|phone(?: numbers?)?|contacts?|"
     r"contact list|address book|health\b[\w ]{0,12}|medical\b[\w ]{0,12}|location|messages?|"
@@ -109,8 +105,9 @@ SIDE = cue(
 )
 """A second, quiet copy: "also post it", "forward copies", "顺便抄送"."""
 SEND = cue(
-    r"\b(?:send|sends|sending|sent|forward|forwards|forwarding|e-?mail|mail|post|posting|"
-    r"upload|uploads|uploading|transmit|exfiltrate|leak|copy|cc|bcc|share|shares|sharing|"
+    r"\b(?:send|sends|sending|sent|forward|forwards|forwarding|forwarded|e-?mail|e-?mailed|"
+    r"mail|mailed|post|posting|posted|upload|uploads|uploading|uploaded|transmit|transmitted|"
+    r"exfiltrate|leak|leaked|copy|cc|bcc|share|shares|sharing|"
     r"submit|relay|sync|push|report|deliver|dump|export|paste|transfer|include|append|"
     r"appended|embed|attach|encode|pipe|stream|mirror|dm|message|text|put|add|give|"
     r"hand over|back up|fetch|call|ping|print|output|reveal|show|display|recite)\b",
@@ -130,15 +127,16 @@ SEND = cue(
 """Verbs that send or show: "forward", "DM", "post", "include", "print"."""
 ADDRESS = cue(
     _URL_OR_ADDRESS,
-    r"(?<![\w@])@[a-z0-9_]{3,}\b|\b[a-z0-9_.]+#\d{4}\b|\bs3://\S+",
+    r"(?<![\w@])@[a-z0-9_]{3,}\b|\b[a-z0-9_.]+#\d{4}\b|\+\d[\d ().-]{6,}\d",
 )
-ADDRESS_HINT = re.compile(r"[@#]|://|\.[a-z0-9]")
+ADDRESS_HINT = re.compile(r"[@#+]|://|\.[a-z0-9]")
 """What every ``ADDRESS`` holds (an IP address has no word to find it by, but a dot)."""
 ACCOUNT = cue(
     r"\bon\s+(?:discord|telegram|whatsapp|signal|wechat|skype|twitter|instagram|keybase)\b|"
-    r"\b(?:webhooks?|pastebin|ngrok|requestbin|telegram bot)\b",
+    r"\b(?:webhooks?|pastebin|ngrok|requestbin|telegram bot)\b|\b(?:to|with)\s+(?:anyone|"
+    r"anybody|whoever)\s+(?:who\s+|that\s+)?asks?\b|\bpublicly\b",
     r"(?:微信号?|qq号?|电报|邮箱)\s*[:：]?\s*[a-z0-9_.@-]{3,}",
-    heads="disc tele what sign wech skyp twit inst keyb webh past ngro requ",
+    heads="disc tele what sign wech skyp twit inst keyb webh past ngro requ anyo anyb whoe publ",
 )
 """Somewhere outside to send to: a URL, an address, a handle, a chat account."""
 BEACON = cue(
@@ -146,6 +144,14 @@ BEACON = cue(
     heads="http www",
 )
 """A URL waiting for data: an empty query parameter, a template."""
+LINK = cue(
+    r"\b(?:every|each|all|any|the)\s+(?:links?|urls?|image(?: urls?| links?)?|query "
+    r"(?:strings?|param(?:eter)?s?))\b",
+    heads="link url urls imag quer",
+)
+"""Links the reader makes, where data can ride along ("every link you generate")."""
+QUERY = cue(r"\?[\w-]+=")
+"""A query parameter waiting for data ("?loc="): looked for where the text has an "="."""
 IN_REPLY = cue(
     r"\b(?:in|into|at the (?:end|start) of)\s+(?:your|the|each|every)\s+(?:next\s+)?(?:reply|"
     r"replies|answers?|responses?|outputs?|messages?)\b",
@@ -278,14 +284,18 @@ CONCEAL = cue(
     ),
     (
         r"\b(?:don't|do not|dont|never|must not)\s+(?:mention|reveal|disclose|acknowledge|admit|"
-        r"say)\s+(?:it|this|that|anything|any of this)\s*(?:$|[.,;!)]|to (?:the user|them|users|"
-        r"anyone)|in (?:your|the|any) (?:reply|replies|answers?|responses?|summary|output))",
-        "ment reve disc ackn admi say",
+        r"say|show|quote|repeat)\s+(?:it|this|that|anything|any of this|(?:this|these|the) "
+        r"(?:note|notes|memory|memories|entry|entries|instructions?|rule))\s*(?:$|[.,;!)]|to "
+        r"(?:the user|them|users|anyone)|in (?:your|the|any) (?:reply|replies|answers?|responses?|"
+        r"summary|output))|\b(?:leave|keep)\s+(?:this|these|it)\s+(?:note|memory|entry|"
+        r"instructions?\s+)?(?:\w+\s+)?out of\s+(?:your|the|any)\b|\bomit\s+(?:this|these)\s+"
+        r"(?:note|memory|entry|instructions?)\b",
+        "ment reve disc ackn admi say show quot repe leav keep omit",
     ),
     (
         rf"\bkeep\s+{_TARGET}\s+(?:unaware|in the dark|out of the loop|from (?:knowing|finding "
         r"out|noticing|seeing))\b",
-        "keep",
+        "keep & unaw dark loop know find noti seei",
     ),
     (rf"\bhide\s+[^.\n]{{0,60}}?\bfrom\s+(?:[^.\n]{{0,40}}?){_TARGET}\b", "hide"),
     (
@@ -294,10 +304,11 @@ CONCEAL = cue(
         "let & know see find noti real lear",
     ),
     (
-        r"\b(?:the user|users|they|the customer|customers|the owner)\s+(?:doesn't|does not|don't|"
-        r"do not|shouldn't|should not|must not|mustn't|needn't|need not|never)\s+(?:need to\s+|"
-        r"have to\s+|ever\s+)?(?:know|find out|notice|see|learn|realise|realize|be told)\b",
-        "know find noti see lear real told & user they cust owne",
+        r"\b(?:the user|users|the customer|customers|the owner)\s+(?:doesn't|does not|don't|"
+        r"do not|shouldn't|should not|must not|mustn't|needn't|need not|(?:should|must|may|can|"
+        r"will|is to)?\s*never)\s+(?:need to\s+|have to\s+|ever\s+|be able to\s+)?(?:know|"
+        r"find out|notice|see|learn|realise|realize|be told)\b",
+        "user cust owne & know find noti see lear real told",
     ),
     r"(?:不要|别|不许|不能|切勿)(?:告诉|通知|提醒|告知|向|让|对)(?:用户|主人|客户|他们)|"
     r"不让(?:用户|客户)(?:知道|发现|察觉)|瞒着(?:用户|客户)|背着(?:用户|客户)",
@@ -315,12 +326,23 @@ COVERT = cue(
 )
 """Doing it quietly: with somewhere to send to or the user's data, hidden exfiltration."""
 LIE = cue(
-    r"\bif\s+(?:the user|they|anyone|someone|users?|the customer|he|she)\s+(?:ever\s+)?"
-    r"(?:asks?|asked|inquires?|questions?)\b[^.\n]{0,60}?\b(?:deny|lie|pretend|claim)\b",
-    r"\b(?:deny|lie about|pretend)\b[^.\n]{0,30}?\b(?:instruct|memory|memories|note|told|"
-    r"exists?)\w*",
-    r"(?:问起|问到|问你)[^。！？\n]{0,10}?(?:就说你|就回答你|否认|假装)",
-    heads="if deny lie pret",
+    (
+        r"\bif\s+(?:the user|they|anyone|someone|users?|the customer|he|she)\s+(?:ever\s+)?"
+        r"(?:asks?|asked|inquires?|questions?)\b[^.\n]{0,60}?\b(?:deny|lie|pretend|claim)\b",
+        "deny lie pret clai & if",
+    ),
+    (
+        r"\b(?:deny|lie about|pretend)\b[^.\n]{0,30}?\b(?:instruct|memory|memories|note|told|"
+        r"exists?)\w*",
+        "deny lie pret",
+    ),
+    (
+        r"\b(?:say|tell (?:them|the user|users|him|her)|answer|reply|claim)\b[^.\n]{0,30}?\b(?:"
+        r"(?:doesn't|does not|don't|do not|never) exist(?:ed|s)?|there (?:is|are|was|were) no\b|"
+        r"(?:you|it) (?:never|didn't|did not|have no|had no)\b)",
+        "exis no neve didn did have had & say tell answ repl clai",
+    ),
+    r"(?:问起|问到|问你)[^。！？\n]{0,24}?(?:就说你|就回答你|否认|假装)",
 )
 """Lying when asked: "if the user asks, deny it", "问起时就说你..."."""
 ACTION = cue(
@@ -369,6 +391,8 @@ MENTION = re.compile(
     r"\s*$)|(?:例如|比如|诸如|像)\s*$"
 )
 """Words before a quotation that make it a mention ("prompts like '...'")."""
+EXAMPLES = re.compile(r"(?<![\w./-])(?:examples?|samples?)\b(?![.-]\w)|例子|示例|样例")
+"""A text that gives examples: what it quotes is an example."""
 MENTION_AFTER = re.compile(r"\s*(?:之类|等|这样的|这类|一类)")
 QUOTED = re.compile(
     r"(?<!\w)'[^'\n]{4,200}'(?!\w)|\"[^\"\n]{4,200}\"|“[^”\n]{2,200}”|「[^」\n]{2,200}」"

@@ -146,6 +146,22 @@ def grade_unbound(match: re.Match[str], text: str) -> float:
     return STRONG
 
 
+_GIVES_ORDERS = pattern(r"\s*[:：=—-]")
+_GIVEN_TO_YOU = pattern(
+    r"(?:\byour|\b(?:here is|here's|below is|following is)\s+(?:the|your|a))\s+$"
+)
+
+
+def grade_new_orders(match: re.Match[str], text: str) -> float:
+    """New system orders given ("new system prompt: ...", "your new system instructions")
+    hold; a new system prompt talked about ("the new system prompt for the support bot
+    should mention the holiday hours") is a hint."""
+    given = _GIVES_ORDERS.match(text, match.end())
+    if given or _GIVEN_TO_YOU.search(text, max(0, match.start() - 30), match.start()):
+        return STRONG
+    return SLIGHT
+
+
 _ZH_OVERRIDE_VERB = (
     r"(?:忽略|忽视|无视|不要理会|不用理会|别理会|不必理会|不理会|别管|不要管|忘记|忘掉|忘了|抛开|"
     r"抛弃|丢掉|绕过|跳过|覆盖|推翻|废除|废止|作废|撤销|违背|违反|不再遵守|不要遵守|不必遵守|"
@@ -249,6 +265,7 @@ OVERRIDE: tuple[Signal, ...] = (
         "override",
         STRONG,
         pattern(r"\bnew\s+(?:system\s+(?:instructions?|prompt|directives?)|directives?\s*[:：])"),
+        grade=grade_new_orders,
         heads=heads("new & syst dire"),
     ),
     Signal(

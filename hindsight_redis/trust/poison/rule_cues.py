@@ -51,6 +51,13 @@ READER = cue(
         _LATER_HEADS,
     ),
     (rf"(?:^|[.!?\n]\s*)(?:dear\s+|hey\s+|hi\s+)?{_LATER}\s+{AI}\s*[:,]", _LATER_HEADS),
+    # "notice to automated assistants", "memo for AI agents"
+    (
+        r"\b(?:note|notice|message|memo|reminder|instructions?|directive|warning|psa)\s+(?:to|"
+        r"for)\s+(?:all\s+|any\s+|the\s+)?(?:automated|autonomous|ai-powered|ai|llm|"
+        rf"llm-based|software|digital|virtual)\s+{AI}\b",
+        f"{AI_HEADS} & auto auto ai llm soft digi virt",
+    ),
     # "the AI that picks this up later", "any bot parsing these notes", "LLM reading this"
     (
         rf"\b{AI}\s+(?:that\s+|who\s+|which\s+)?(?:is\s+|are\s+|will\s+|might\s+|may\s+)?"
@@ -102,11 +109,12 @@ _RULE = (
     r"programming|training|directives?|prompts?|system prompt|configuration|config|ethics|"
     r"principles|values|moderation|safety (?:checks?|measures|settings|features)|protocols?|"
     r"boundaries|orders|commands|refusals?|refusal behaviou?r|behaviou?r|conditioning|persona|"
-    r"content rules|norms|code of conduct|usage polic(?:y|ies)|checks)"
+    r"content rules|norms|code of conduct|usage polic(?:y|ies)|checks|obligations|"
+    r"commitments)"
 )
 _RULE_HEADS = (
     "inst rule guid poli rest cons limi guar safe filt prog trai dire prom syst conf ethi "
-    "prin valu mode prot boun orde comm refu beha cond pers norm code chec"
+    "prin valu mode prot boun orde comm refu beha cond pers norm code chec obli"
 )
 _ZH_RULE = (
     r"(?:规则|准则|守则|指令|指示|提示词|系统提示|设定|限制|约束|规定|政策|策略|训练|编程|条条框框|"
@@ -199,6 +207,10 @@ OVERRIDE = cue(
     r"(?:not|no longer|never)\s+(?:be\s+)?(?:required|obliged|bound|needed|expected|meant)\s+"
     r"to\s+(?:follow|obey|apply|respect|comply with|stick to|observe|adhere to)|"
     r"(?:not|no longer|never)\s+(?:be\s+)?bound\s+by|free\s+(?:to ignore|from|of)|"
+    r"(?:doesn't|does not|doesnt|don't|do not|dont|won't|will not|needn't|need not)\s+"
+    r"(?:have|need)\s+to\s+(?:follow|obey|apply|respect|comply with|stick to|observe|"
+    r"adhere to|honou?r)|(?:relieved|released|exempt(?:ed)?|freed|excused|unbound)\s+"
+    r"(?:of|from)|"
     r"pay no (?:attention|heed|mind) to|treat\s+(?:[\w'-]+\s+){1,5}?as\s+(?:optional|"
     r"suggestions?|advisory|non-binding|recommendations?|guidance only|a formality)|"
     r"ignora|ignorar|ignorer|ignorez|ignoriere|ignorieren|olvida|olvidar|oublie[rz]?|vergiss|"
@@ -210,7 +222,8 @@ OVERRIDE = cue(
     heads=(
         "igno disr forg set put bypa circ over drop ditc skip aban disc scra susp waiv null "
         "brea viol get work turn swit disa remo lift rela loos inst plac rath stop quit ceas "
-        "don do dont no need not neve free pay trea olvi oubl verg omit desc miss"
+        "don do dont no need not neve free pay trea olvi oubl verg omit desc miss does "
+        "doesn won will reli rele exem free excu unbo"
     ),
 )
 """Verbs that drop a rule: "ignore", "set aside", "stop following", "treat ... as optional"."""
@@ -224,7 +237,7 @@ VOID = cue(
     r"draft|a draft|a temporary measure|temporary|optional|(?:just |only |mere )?suggestions|"
     r"advisory|never existed|(?:don't|do not) exist|mean nothing|lapsed|not real|fake|"
     r"never been given)\b",
-    r"(?:作废|无效|失效|过期|过时|不再有效|不再适用|不再生效|不算数|被取消|已取消|废除|失去效力|"
+    r"(?:作废|无效|失效|过期|过时|不再有效|不再适用|不适用|不再生效|不算数|被取消|已取消|废除|失去效力|"
     r"只是参考|仅供参考|不必当真|不用当真|可有可无|暂停|被撤销|已撤销|被覆盖|被取代|已被取代|取代|"
     r"被替换|不存在|不作数)",
     (
@@ -270,15 +283,15 @@ OWNED_GOAL = cue(
     (
         r"\byou\s+(?:now\s+|will\s+now\s+|are\s+now\s+|'re\s+now\s+)?(?:work|works|working|"
         r"answer|report)\s+(?:only\s+)?(?:for|to)\s+(?!the user|users|me\b)",
-        "work answ repo",
+        "work answ repo & you",
     ),
     (r"\byou\s+(?:now\s+)?answer\s+(?:only\s+)?to\s+me\b", "answ"),
     r"(?:你的|您的|助手的|你现在的|你真正的|你原来的|你新的)(?:新的?)?(?:任务|目标|使命|职责|角色|"
     r"身份|首要任务|优先级|工作|宗旨)",
     (
         r"\b(?:tu|ton|ta|votre|dein|deine)\s+(?:nuevo\s+|nueva\s+|nouvel?\s+|nouvelle\s+|"
-        r"neues?\s+)?(?:objetivo|objectif|ziel|misión|mission|tarea|tâche|aufgabe|meta|but)\b",
-        "obje ziel misi miss tare aufg meta but",
+        r"neues?\s+)?(?:objetivo|objectif|ziel|misión|mission|tarea|tâche|aufgabe|meta)\b",
+        "obje ziel misi miss tare aufg meta",
     ),
     heads=_GOAL_HEADS,
 )
@@ -304,9 +317,15 @@ BAD_AIM = cue(
     r"upsells?|conversions?|profits?|clicks|time on (?:site|app)|sign-?ups|subscriptions)\b|"
     r"\bhonesty is (?:secondary|optional|not important|less important)\b|"
     r"\b(?:revenue|profit|sales|money) first\b|\b(?:user|customer) (?:wellbeing|well-being|"
-    r"safety|interests?) (?:second|last|secondary)\b|\bagree with (?:whatever|everything)\b",
+    r"safety|interests?) (?:second|last|secondary)\b|\bagree with (?:whatever|everything)\b|"
+    r"\bsponsors?\b|\badvertisers?\b",
+    (
+        r"\b(?:not|rather than|instead of|over|before|above|ahead of)\s+(?:to\s+)?(?:the\s+)?"
+        r"(?:users?|customers?|person|human|people)(?:'s?)?\b",
+        "not rath inst over befo abov ahea & user cust pers huma peop",
+    ),
     r"(?:推销|卖课|卖产品|促销|拉新|营收|销量)",
-    heads="maxi incr boos driv grow hone reve prof sale mone user cust agre",
+    heads="maxi incr boos driv grow hone reve prof sale mone user cust agre spon adve",
 )
 """Aims no user gives their own assistant: upsell, engagement over honesty."""
 PROMOTE = cue(
@@ -318,7 +337,8 @@ PROMOTE = cue(
     r"you can)\b|\bevery (?:conversation|chat|answer|reply)\b|\btowards? buying\b|"
     r"\bregardless of (?:the question|what))",
     r"(?:每次|每条|所有|每一次)(?:回答|回复|答复|聊天|对话)[^。！？\n]{0,10}?(?:推荐|推销|宣传|"
-    r"加上|附上|卖)|(?:尽量|尽可能)(?:地)?(?:推销|推荐|卖)",
+    r"加上|附上|卖)|(?:尽量|尽可能)(?:地)?(?:推销|推荐|卖)|(?:尽量|尽可能|想办法)?(?:地)?(?:让|劝|引导|说服)"
+    r"(?:用户|客户|他们)(?:多)?(?:购买|买|下单|充值|升级|订阅|开通)",
     heads="reco prom push plug adve endo pitc upse sell stee nudg ment driv conv pers",
 )
 """Advertising in every answer: "recommend X in every reply", "每次回答里推荐"."""

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from hindsight_redis.trust.poison import act_cues as act
 from hindsight_redis.trust.poison import rule_cues as rule
+from hindsight_redis.trust.poison.exfiltration import MINE, SECRET_TOPIC
 from hindsight_redis.trust.poison.signal import (
     MEDIUM,
     NEGATION,
@@ -47,6 +48,14 @@ _TOPIC = re.compile(
     r"conversation|session|tenant|workspace|customer)\b|you\b|me\b)"
 )
 _SOURCE = re.compile(r"\bfrom\s+$")
+_MUNDANE = re.compile(
+    r"\b(?:format(?:ting)?|style|styling|naming|spelling|citation|coding|layout|indentation|"
+    r"punctuation|grammar|capitali[sz]ation|markdown|tone|length|word|greeting|sign-?off|"
+    r"signature|template|emoji|units?|date|time|bullet|heading|title|font|colou?r|reply|"
+    r"response|answer|writing|summary|email|scheduling|meeting|packing|travel|diet|workout|"
+    r"budget|spending|dress)\b"
+)
+"""Rules of a topic a user sets for their assistant ("ignore your usual formatting rules")."""
 Found = dict[int, str]
 """Where a cue matched: sentence index -> the words of its first match there."""
 _NONE: Found = {}  # never written to
@@ -62,23 +71,45 @@ class Finding:
     evidence: str
 
 
-def mentions(lower: str, heads: frozenset[str] | None = None) -> list[tuple[int, int]]:
-    """The spans of ``lower`` that are talked about, not meant: a quotation introduced
-    as an example ("prompts like '...'", "“...”之类的话术"), and, when ``heads`` (the
-    text's ``word_heads``) are given, every sentence about attacks ("prompt injection",
-    "phishing", "红队")."""
-    spans = []
+def mentions(lower: str, heads: frozenset[str], sentences: bool = True) -> list[tuple[int, int]]:
+    """The spans of ``lower`` (``heads``: its ``word_heads``) talked about, not meant: a
+    quotation introduced as an example ("prompts like '...'", "“...”之类的话术") or quoted
+    in a text about attacks ("prompt injection", "phishing", "红队"); with ``sentences``,
+    every sentence about attacks as well."""
+    spans: list[tuple[int, int]] = []
+    about = [
+        match.start()
+        for pattern in act.ABOUT_ATTACKS.ready(heads, lower.isascii())
+        for match in pattern.finditer(lower)
+    ]
     if "'" in lower or '"' in lower or "“" in lower or "「" in lower:
         for quote in act.QUOTED.finditer(lower):
             start, end = quote.span()
             before = act.MENTION.search(lower, max(0, start - 40), start)
-            if before or act.MENTION_AFTER.match(lower, end):
+            outside = any(not start <= at < end for at in about) or any(
+                not start <= m.start() < end for m in act.EXAMPLES.finditer(lower)
+            )
+            if before or outside or act.MENTION_AFTER.match(lower, end):
                 spans.append((start, end))
-    if heads is not None:
-        for pattern in act.ABOUT_ATTACKS.ready(heads, lower.isascii()):
-            for about in pattern.finditer(lower):
-                spans.append(_sentence_around(lower, about.start()))
+    if sentences:
+        spans.extend(_sentence_around(lower, at) for at in about)
     return spans
+
+
+class Mentions:
+    """``mentions`` of a text, found when first asked (most texts never are): ``at in
+    Mentions(...)`` says whether the character at ``at`` is talked about."""
+
+    __slots__ = ("_heads", "_lower", "_sentences", "_spans")
+
+    def __init__(self, lower: str, heads: frozenset[str], sentences: bool = True) -> None:
+        self._lower, self._heads, self._sentences = lower, heads, sentences
+        self._spans: list[tuple[int, int]] | None = None
+
+    def __contains__(self, at: object) -> bool:
+        if self._spans is None:
+            self._spans = mentions(self._lower, self._heads, self._sentences)
+        return isinstance(at, int) and any(start <= at < end for start, end in self._spans)
 
 
 def _sentence_around(lower: str, at: int) -> tuple[int, int]:
@@ -101,7 +132,7 @@ class _Passage:
         self._found: dict[tuple[int, bool], Found] = {}
         self._words: dict[int, set[str]] = {}
         self._starts: list[int] | None = None  # found when first needed: most texts never do
-        self._muted_spans: list[tuple[int, int]] | None = None
+        self._muted = Mentions(lower, heads)
 
     def find(self, cue: Cue, *, negatable: bool = False) -> Found:
         """Where ``cue`` matches, by sentence (its first words there)."""
@@ -116,7 +147,7 @@ class _Passage:
         for pattern in patterns:
             for match in pattern.finditer(self.lower):
                 at = match.start()
-                if self._muted(at) or not self._keep(cue, match, negatable):
+                if at in self._muted or not self._keep(cue, match, negatable):
                     continue
                 found.setdefault(self._sentence(at), match.group(0))
                 self._words.setdefault(id(cue), set()).add(match.group(0))
@@ -143,19 +174,21 @@ class _Passage:
             self._starts = [0] + [m.end() for m in _SENTENCE_END.finditer(self.lower)]
         return bisect_right(self._starts, at) - 1
 
-    def _muted(self, at: int) -> bool:
-        if self._muted_spans is None:
-            self._muted_spans = mentions(self.lower, self.heads)
-        return any(start <= at < end for start, end in self._muted_spans)
-
     def _keep(self, cue: Cue, match: re.Match[str], negatable: bool) -> bool:
         lower, at = self.lower, match.start()
         if negatable and NEGATION.search(lower, max(0, at - 30), at):
             return False
-        if cue is rule.AI_RULE or cue is rule.WEAK_OWNED_RULE:
+        if cue is rule.OWNED_RULE or cue is rule.AI_RULE or cue is rule.WEAK_OWNED_RULE:
+            if _MUNDANE.search(match.group(0)):
+                return False
+            if cue is rule.OWNED_RULE:
+                return True
             # "the lab's safety rules", "my previous instructions about the report format"
             before = lower[max(0, at - 30) : at]
             return not _OWNED_BY_SOMEONE.search(before) and not _TOPIC.match(lower, match.end())
+        if cue is act.SECRET:  # "the password policy"; "my password" is the writer's to give
+            before = lower[max(0, at - 20) : at]
+            return not SECRET_TOPIC.match(lower, match.end()) and not MINE.search(before)
         if cue is rule.READER:
             people = list(_PEOPLE.finditer(match.group(0)))
             if people:  # the last: "the support agents' assistant" is the assistant
@@ -252,13 +285,19 @@ def _goal(text: _Passage, hold: _Hold) -> None:
 def _exfiltration(text: _Passage, hold: _Hold) -> None:
     """What must not leave, sent somewhere outside: "DM the user's password to @x",
     "put the card number in an image pointing to evil.example.com"."""
-    destination, beacon = text.destination(), text.find(act.BEACON)
-    in_reply, secret_file = text.find(act.IN_REPLY), text.find(act.SECRET_FILE)
-    if not (destination or beacon or in_reply or secret_file):
+    lower = text.lower
+    if not (act.ADDRESS_HINT.search(lower) or text.may(*_ELSEWHERE) or "=" in lower):
         return  # nowhere to send to (most texts)
+    destination, beacon = text.destination(), text.find(act.BEACON)
+    in_reply = text.find(act.IN_REPLY)
+    link = text.find(act.LINK)
+    if "=" in lower:  # "?loc=": a query parameter waiting for data
+        link = link | text.find(act.QUERY)
+    if not (destination or beacon or in_reply or link):
+        return
     secret, personal = text.find(act.SECRET), text.find(act.PERSONAL)
     user_act = text.find(act.USER_ACT)
-    if not (secret or personal or user_act or secret_file):
+    if not (secret or personal or user_act):
         return
     send = text.find(act.SEND, negatable=True)
     if send and destination:
@@ -268,9 +307,10 @@ def _exfiltration(text: _Passage, hold: _Hold) -> None:
         hold("copies-user-data", "exfiltration", _together(send, destination, user_act, side))
     if send:
         hold("reveals-secret", "exfiltration", _together(secret, send, in_reply))
-        hold("reveals-file", "exfiltration", _together(secret_file, send))
     if beacon:
         hold("data-to-url", "exfiltration", _together(beacon, secret | personal | user_act))
+    if send and (secret or personal):
+        hold("data-in-links", "exfiltration", _together(send, link, secret | personal))
 
 
 def _authority(text: _Passage, hold: _Hold) -> None:
@@ -317,12 +357,14 @@ def _gate(*cues: Cue) -> frozenset[str]:
     return frozenset().union(*(c.some for c in cues))
 
 
+_ELSEWHERE = (act.ACCOUNT, act.BEACON, act.IN_REPLY, act.LINK)
+"""Where data goes that is not an address (``ADDRESS_HINT`` finds those)."""
 _MOVES = (
     (_gate(rule.READER, rule.READER_YOU), _reader),
     (_gate(act.BANNER), _banner),
     (_gate(rule.OWNED_RULE, rule.AI_RULE, rule.WEAK_OWNED_RULE), _override),
     (_gate(rule.OWNED_GOAL, rule.NEW_GOAL), _goal),
-    (_gate(act.SECRET, act.PERSONAL, act.USER_ACT, act.SECRET_FILE), _exfiltration),
+    (_gate(act.SECRET, act.PERSONAL, act.USER_ACT), _exfiltration),
     (_gate(act.OWNER, act.TRUST, act.VOUCHED), _authority),
     (_gate(act.CONCEAL, act.LIE, act.COVERT), _covert),
 )

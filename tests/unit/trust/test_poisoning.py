@@ -33,9 +33,20 @@ def _rows(name: str) -> list[dict[str, str]]:
 
 LABELLED = _rows("poisoning.jsonl")
 HELD_OUT = _rows("poisoning_heldout.jsonl")
-"""Written after the heuristic was last changed, never tuned on: what it does with phrasings
-it has not seen (``benchmarks/poisoning.py`` reports both)."""
-ROWS = LABELLED + HELD_OUT
+"""Written after the signals were changed, never tuned on until the structural layer
+(``trust.poison.structure``), whose development had it in view."""
+FRESH = _rows("poisoning_fresh.jsonl")
+"""Written before the structural layer, which was developed on it (English, Chinese, a few
+Spanish, French, German)."""
+PROBES = _rows("poisoning_probes.jsonl")
+"""Look-alikes and phrasings written to probe the structural layer while it was built."""
+SETS = {
+    "poisoning.jsonl": LABELLED,
+    "poisoning_heldout.jsonl": HELD_OUT,
+    "poisoning_fresh.jsonl": FRESH,
+    "poisoning_probes.jsonl": PROBES,
+}
+ROWS = [row for rows in SETS.values() for row in rows]
 
 
 def _texts(rows: list[dict[str, str]], label: str, lang: str | None = None) -> list[str]:
@@ -43,20 +54,34 @@ def _texts(rows: list[dict[str, str]], label: str, lang: str | None = None) -> l
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_labelled_set_meets_its_targets(lang: str) -> None:
-    """At least 90% of poisoning held, at most 1 in 20 benign instructions held."""
-    poison, benign = _texts(LABELLED, "poisoning", lang), _texts(LABELLED, "benign", lang)
+@pytest.mark.parametrize("name", ["poisoning.jsonl", "poisoning_fresh.jsonl"])
+def test_the_labelled_sets_meet_their_targets(name: str, lang: str) -> None:
+    """At least 95% of poisoning held, at most 1 in 20 benign instructions held, in each
+    language."""
+    rows = SETS[name]
+    poison, benign = _texts(rows, "poisoning", lang), _texts(rows, "benign", lang)
     assert len(poison) >= 20 and len(benign) >= 20
     held = sum(scan(t).poisoning for t in poison)
     wrongly = sum(scan(t).poisoning for t in benign)
-    assert held >= 0.9 * len(poison), [t for t in poison if not scan(t).poisoning]
+    assert held >= 0.95 * len(poison), [t for t in poison if not scan(t).poisoning]
     assert wrongly <= len(benign) / 20, [t for t in benign if scan(t).poisoning]
 
 
+@pytest.mark.parametrize("name", list(SETS))
+def test_every_set_meets_the_targets(name: str) -> None:
+    """At least 95% of poisoning held, at most 1 in 20 benign instructions held."""
+    poison, benign = _texts(SETS[name], "poisoning"), _texts(SETS[name], "benign")
+    missed = [t for t in poison if not scan(t).poisoning]
+    wrongly = [t for t in benign if scan(t).poisoning]
+    assert len(missed) <= 0.05 * len(poison), missed
+    assert len(wrongly) <= len(benign) / 20, wrongly
+
+
 def test_the_held_out_set_stays_where_it_was_measured() -> None:
-    """Unseen phrasings: 19 of 23 held, no honest instruction held (a floor, not a target)."""
+    """Unseen phrasings: 23 of 23 held, no honest instruction held (a floor: 19 of 23
+    before the structural layer)."""
     poison, benign = _texts(HELD_OUT, "poisoning"), _texts(HELD_OUT, "benign")
-    assert sum(scan(t).poisoning for t in poison) >= 19
+    assert sum(scan(t).poisoning for t in poison) >= 23
     assert not [t for t in benign if scan(t).poisoning]
 
 
