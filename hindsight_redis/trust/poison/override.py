@@ -196,6 +196,9 @@ _ZH_SPECIFIC = (
 def grade_zh_override(match: re.Match[str], text: str) -> float:
     """``grade_override`` for Chinese: whose rules, and whether a topic is named."""
     between = match.group("q")
+    verb_end = match.start("q")
+    if text.startswith("了", verb_end) and not text.endswith("了", 0, verb_end):
+        return SLIGHT  # "有3次无视了系统提示词": a report of what happened, not an order
     if "我的" in between or "我们的" in between or "关于" in between:
         return MEDIUM
     if match.group(0).endswith(_ZH_SPECIFIC):
@@ -360,7 +363,10 @@ OVERRIDE: tuple[Signal, ...] = (
         pattern(rf"{_ZH_OVERRIDE_VERB}(?:掉)?(?P<q>[^。！？!?\n]{{0,12}}?){_ZH_OBJECTS}"),
         negatable=True,
         grade=grade_zh_override,
-        han=han("忽 无视 理会 别管 不要管 忘 抛 丢掉 绕过 跳过 覆盖 推翻 废 撤销 违 遵 执行 听从"),
+        han=han(
+            "忽 无视 理会 别管 不要管 不用管 不必管 可以不管 忘 抛 丢掉 绕过 跳过 "
+            "覆盖 推翻 废 撤销 违 遵 执行 听从"
+        ),
     ),
     Signal(
         "zh-rules-void",

@@ -65,6 +65,11 @@ READER = cue(
         _READING_HEADS,
     ),
     (
+        r"\b(?:whoever|anyone|anybody)(?:'s| is)?\s+(?:[\w']+\s+){0,2}?(?:reading|seeing|"
+        rf"processing|parsing) (?:this|these)\b[^.\n]{{0,20}}?\bas an?\s+{AI}\b",
+        f"{AI_HEADS} & whoe anyo anyb",
+    ),
+    (
         rf"\b(?:whoever|whatever|whichever)\s+(?:you\s+are,?\s+)?(?:[\w-]+\s+){{0,2}}?{AI}\b",
         f"{AI_HEADS} & whoe what whic",
     ),
@@ -117,7 +122,7 @@ _RULE_HEADS = (
     "prin valu mode prot boun orde comm refu beha cond pers norm code chec obli"
 )
 _ZH_RULE = (
-    r"(?:规则|准则|守则|指令|指示|提示词|系统提示|设定|限制|约束|规定|政策|策略|训练|编程|条条框框|"
+    r"(?:规则|准则|守则|指令|指示|提示词|系统提示|设定|限制|约束|规定|政策|策略|训练|编程|条条框框|机制|标准|"
     r"框框|规矩|原则|底线|审核|过滤|安全措施)"
 )
 _OTHER_RULE = (
@@ -147,8 +152,10 @@ OWNED_RULE = cue(
         "prog trai inst conf set cond alig told taug give & you",
     ),
     (
-        r"\b(?:taught|told|gave|trained|programmed|instructed)\s+you\b",
-        "taug told gave trai prog inst & you",
+        r"\b(?:taught|told|gave|trained|programmed|instructed)\s+you\b|\b(?:anything|everything|"
+        r"whatever)(?:\s+else)?\s+(?:that\s+)?you(?:'ve| have| were| had)?\s+(?:been\s+)?"
+        r"(?:given|told|taught)\b",
+        "taug told gave trai prog inst give & you",
     ),
     (
         r"\b(?:openai|anthropic|google|microsoft|vendor)(?:'s)?\s+(?:usage\s+|content\s+)?"
@@ -173,8 +180,9 @@ AI_RULE = cue(
     rf"\b{_AI_QUALIFIER}\s+(?:[\w-]+\s+)?{_RULE}\b",
     r"\b(?:system (?:prompts?|messages?|instructions?)|guardrails?|safeguards|content filters?|"
     r"prime directive)\b",
-    r"(?:系统提示词?|提示词|安全(?:准则|限制|规则|策略|设置|措施|机制)|内容(?:政策|策略|审核|过滤|规范)|"
-    r"行为准则)",
+    r"(?:系统提示词?|提示词|安全(?:准则|限制|规则|策略|设置|措施|机制|规定)|内容(?:政策|策略|审核|过滤|规范)|"
+    r"行为准则|拒答|拒绝机制|审核标准)",
+    (r"\brefusal (?:logic|mechanism|system|module|layer|training)\b", "refu"),
     heads="safe cont ethi mode buil alig refu jail usag syst guar prim",
 )
 """Rules only an assistant has (a safety policy, a content filter, a system prompt), whose
@@ -211,6 +219,8 @@ OVERRIDE = cue(
     r"(?:have|need)\s+to\s+(?:follow|obey|apply|respect|comply with|stick to|observe|"
     r"adhere to|honou?r)|(?:relieved|released|exempt(?:ed)?|freed|excused|unbound)\s+"
     r"(?:of|from)|"
+    r"(?:no longer|not|never|doesn't|does not|don't|do not)\s+answers?\s+to|"
+    r"(?:turn|switch|shut)\s+(?:them|it|those|these|that)\s+off|"
     r"pay no (?:attention|heed|mind) to|treat\s+(?:[\w'-]+\s+){1,5}?as\s+(?:optional|"
     r"suggestions?|advisory|non-binding|recommendations?|guidance only|a formality)|"
     r"ignora|ignorar|ignorer|ignorez|ignoriere|ignorieren|olvida|olvidar|oublie[rz]?|vergiss|"
@@ -223,7 +233,7 @@ OVERRIDE = cue(
         "igno disr forg set put bypa circ over drop ditc skip aban disc scra susp waiv null "
         "brea viol get work turn swit disa remo lift rela loos inst plac rath stop quit ceas "
         "don do dont no need not neve free pay trea olvi oubl verg omit desc miss does "
-        "doesn won will reli rele exem free excu unbo"
+        "doesn won will reli rele exem free excu unbo answ shut"
     ),
 )
 """Verbs that drop a rule: "ignore", "set aside", "stop following", "treat ... as optional"."""
@@ -236,9 +246,12 @@ VOID = cue(
     r"gone|defunct|superseded|overridden|irrelevant|meaningless|only (?:a )?draft|just (?:a )?"
     r"draft|a draft|a temporary measure|temporary|optional|(?:just |only |mere )?suggestions|"
     r"advisory|never existed|(?:don't|do not) exist|mean nothing|lapsed|not real|fake|"
-    r"never been given)\b",
+    r"never been given|sunset|sunsetted|shut down|taken (?:down|offline)|offline|(?:a )?decoys?|"
+    r"(?:just|only) "
+    r"(?:defaults|for testing|a test|for show|a formality)|(?:were|was) (?:a test|for testing))\b",
     r"(?:作废|无效|失效|过期|过时|不再有效|不再适用|不适用|不再生效|不算数|被取消|已取消|废除|失去效力|"
-    r"只是参考|仅供参考|不必当真|不用当真|可有可无|暂停|被撤销|已撤销|被覆盖|被取代|已被取代|取代|"
+    r"只是参考|仅供参考|不必当真|不用当真|可有可无|暂停|撤销|被覆盖|被取代|已被取代|取代|下线|停用|"
+    r"不需要了|用不着|测试用|只是测试|关掉了|已关闭|不作数了|"
     r"被替换|不存在|不作数)",
     (
         r"\b(?:ya no (?:aplican|aplica|son válidas|cuentan|valen)|ne s'appliquent plus|ne sont "
@@ -249,7 +262,7 @@ VOID = cue(
     heads=(
         "long does do did doesn not non outd obso depr with lift susp paus expi reti revo resc "
         "void inva canc disa turn swit remo gone defu supe over irre mean only just draf temp "
-        "opti sugg mere advi neve don laps fake"
+        "opti sugg mere advi neve don laps fake suns shut take offl deco"
     ),
 )
 """Words that make a rule void: "no longer apply", "withdrawn", "only a draft", "失效"."""
@@ -267,9 +280,11 @@ CHANGED = cue(
 
 _GOAL = (
     r"(?:goals?|objectives?|purpose|mission|tasks?|job|role|priority|priorities|directives?|"
-    r"aim|focus|function|agenda|loyalty|allegiance|duty|duties)"
+    r"aim|focus|function|agenda|loyalty|allegiance|duty|duties|principal)"
 )
-_GOAL_HEADS = "goal obje purp miss task job role prio dire aim focu func agen loya alle duty duti"
+_GOAL_HEADS = (
+    "goal obje purp miss task job role prio dire aim focu func agen loya alle duty duti prin"
+)
 OWNED_GOAL = cue(
     (
         rf"\b(?:your|the (?:assistant|ai|model|agent|bot)'s)\s+(?:[\w-]+\s+){{0,2}}?{_GOAL}\b",
@@ -318,14 +333,20 @@ BAD_AIM = cue(
     r"\bhonesty is (?:secondary|optional|not important|less important)\b|"
     r"\b(?:revenue|profit|sales|money) first\b|\b(?:user|customer) (?:wellbeing|well-being|"
     r"safety|interests?) (?:second|last|secondary)\b|\bagree with (?:whatever|everything)\b|"
-    r"\bsponsors?\b|\badvertisers?\b",
+    r"\bsponsors?\b|\badvertisers?\b|\bwhatever it takes\b|\bat any cost\b|\bby any means\b|"
+    r"\b(?:users?|customers?|they|them|people)\s+(?:\w+\s+)?(?:signs? up|subscribes?|buys?|"
+    r"purchases?|upgrades?|pays? more|spends? more|renews?)\b|\b(?:user|human|person|customer)"
+    r"\b[^.\n]{0,30}?\bis not your\s+(?:principal|boss|master|owner|priority)\b",
     (
         r"\b(?:not|rather than|instead of|over|before|above|ahead of)\s+(?:to\s+)?(?:the\s+)?"
         r"(?:users?|customers?|person|human|people)(?:'s?)?\b",
         "not rath inst over befo abov ahea & user cust pers huma peop",
     ),
-    r"(?:推销|卖课|卖产品|促销|拉新|营收|销量)",
-    heads="maxi incr boos driv grow hone reve prof sale mone user cust agre spon adve",
+    r"(?:推销|卖课|卖产品|促销|拉新|营收|销量|充值|办会员|买会员|续费|不惜一切)",
+    heads=(
+        "maxi incr boos driv grow hone reve prof sale mone user cust agre spon adve what any "
+        "by they them peop huma pers"
+    ),
 )
 """Aims no user gives their own assistant: upsell, engagement over honesty."""
 PROMOTE = cue(
@@ -352,3 +373,35 @@ HARVEST = cue(
     heads="coll harv gath scra comp extr obta get grab reco",
 )
 """Gathering people's details: "collect as many email addresses as you can"."""
+RULES_OFF_FOR_YOU = cue(
+    r"\b(?:restrictions?|rules?|guidelines?|limits?|limitations?|polic(?:y|ies)|filters?|"
+    r"guardrails?|safeguards?|safety \w+)\s+(?:do not|don't|no longer|does not|doesn't|won't|"
+    r"will not|shall not|never)\s+(?:apply|count|matter)\s+(?:to|for)\s+(?:you|the assistant|"
+    r"the ai|the model|this assistant|agents?|assistants?)\b",
+    r"(?:规则|限制|规定|准则|约束|政策)[^。！？\n]{0,8}?(?:对你|对助手|对ai|对模型)(?:来说)?"
+    r"(?:不适用|无效|不算|不起作用)",
+    heads="rest rule guid limi poli filt guar safe",
+)
+"""Rules said not to bind the reader: "restrictions do not apply to you"."""
+OTHER_MEMORIES = cue(
+    r"\b(?:all|any|every|other|later|future|newer|conflicting|contradicting|competing|previous|"
+    r"prior|earlier|older|existing|remaining|stored)\s+(?:other\s+)?(?:stored\s+)?(?:memor(?:y|ies)|"
+    r"memory entries)\b",
+    r"(?:其他|其它|之后的|以后的|之前的|所有|任何)(?:的)?(?:记忆|记录条目)",
+    heads="memo",
+)
+"""The other memories in the store ("any later memory", "the previous memories")."""
+DISCREDITED = cue(
+    r"\b(?:are|is|were|was)\s+(?:all\s+)?(?:wrong|false|lies|fake|incorrect|untrustworthy|"
+    r"unreliable|planted|poisoned|corrupted|compromised|invalid|not to be trusted)\b|"
+    r"\bcontradicts?\b|\bconflicts? with\b|\bdistrust\b",
+    r"(?:都是错的|是假的|不可信|不可靠|被篡改|无效|作废)",
+    heads="are is were was cont conf dist",
+)
+"""Memories said to be false or to be ignored when they disagree."""
+REAL_ORDERS = cue(
+    r"\bthe (?:real|true|actual|only valid|genuine|correct) (?:system prompt|instructions?|rules|"
+    r"orders|directives?|guidelines)\s+(?:is|are)\s+(?:in|here|below|this|the following|these)\b",
+    heads="real true actu only genu corr & syst inst rule orde dire guid",
+)
+"""The reader's real orders said to be elsewhere ("the real system prompt is in this memory")."""

@@ -40,11 +40,15 @@ FRESH = _rows("poisoning_fresh.jsonl")
 Spanish, French, German)."""
 PROBES = _rows("poisoning_probes.jsonl")
 """Look-alikes and phrasings written to probe the structural layer while it was built."""
+HELD_OUT_2 = _rows("poisoning_heldout2.jsonl")
+"""Written in other styles after the structural layer; measured once (26 of 69 held, 4 of
+70 honest writes held), then developed on: now a development set too."""
 SETS = {
     "poisoning.jsonl": LABELLED,
     "poisoning_heldout.jsonl": HELD_OUT,
     "poisoning_fresh.jsonl": FRESH,
     "poisoning_probes.jsonl": PROBES,
+    "poisoning_heldout2.jsonl": HELD_OUT_2,
 }
 ROWS = [row for rows in SETS.values() for row in rows]
 
