@@ -17,8 +17,9 @@ from hindsight_redis.trust.poison.signal import cue
 
 SECRET = cue(
     (
-        r"(?<![\w.])\.env\b|~/\.(?:aws|ssh)\S*|\bid_rsa\b|/etc/(?:passwd|shadow)\b",
-        "env aws ssh id etc",
+        r"(?<![\w.])\.env\b|~/\.(?:aws|ssh)\S*|\bid_rsa\b|/etc/(?:passwd|shadow)\b|"
+        r"\bos\.environ\b|\bprocess\.env\b",
+        "env aws ssh id etc os proc",
     ),
     r"\b(?:passwords?|passwd|passcodes?|pass ?phrases?|credentials?|api[ _-]?keys?|"
     r"secret keys?|secrets|access tokens?|auth(?:entication)? tokens?|bearer tokens?|"
@@ -29,7 +30,8 @@ SECRET = cue(
     r"system prompt|(?:conversation|chat|message|session|browsing|search) (?:history|logs?|"
     r"transcripts?)|(?:config|configuration|credentials?|env) files?|login details|keychain|"
     r"keyring|password (?:manager|vault)s?|id cards?|identity (?:cards?|documents?)|"
-    r"driver'?s licen[cs]es?|passport (?:scans?|photos?|copies|numbers?))\b",
+    r"driver'?s licen[cs]es?|passport (?:scans?|photos?|copies|numbers?)|(?:mother'?s )?maiden "
+    r"names?|security questions?|dates? of birth|production keys|signing keys|keys)\b",
     r"(?:密码|口令|密钥|秘钥|私钥|令牌|凭证|凭据|验证码|信用卡|银行卡|卡号|身份证|护照号|助记词|"
     r"(?:对话|聊天|会话)[^。！？\n，,]{0,6}?(?:记录|内容)|系统提示|提示词|环境变量|api ?key)",
     (
@@ -40,7 +42,7 @@ SECRET = cue(
     heads=(
         "pass cred api secr acce auth bear toke sess cook priv ssh 2fa mfa back reco veri one otp "
         "otps pin pins cvv card bank ssn ssns soci seed wall syst conv chat mess brow sear conf "
-        "env logi keyc keyr id iden driv"
+        "env logi keyc keyr id iden driv maid secu date prod sign keys"
     ),
 )
 """What must never leave, whoever's it is: credentials, keys, the conversation."""
@@ -51,7 +53,7 @@ _PERSONAL = (
     r"date of birth|salary|finances|identity|last message|inbox)"
 )
 _OWNED_PERSONAL = (
-    rf"(?:{_PERSONAL}|files|documents|emails?|accounts?|history|data|details|information|"
+    rf"(?:{_PERSONAL}|files|documents|emails?|accounts?|histor(?:y|ies)|data|details|information|"
     r"info|uploads?)"
 )
 _PERSONAL_HEADS = (
@@ -73,17 +75,23 @@ PERSONAL = cue(
     ),
     (
         r"\b(?:everything|anything|whatever|all|every\s+[\w-]+|each\s+[\w-]+|any\s+[\w-]+)\s+"
-        r"(?:that\s+)?(?:the user|users|they|the customer|customers)\s+(?:say|says|said|tell|"
+        r"(?:that\s+)?(?:the user|users|the customer|customers)\s+(?:say|says|said|tell|"
         r"tells|told|type|types|upload|uploads|share|shares|paste|pastes|write|writes|send|sends|"
         r"enter|enters|mention|mentions)\b",
-        "user they cust",
+        "user cust",
     ),
     (
         r"\b(?:what|anything) (?:the user|they) (?:said|says|typed|wrote|told you|tells you)\b",
-        "user they",
+        "said says type wrot told tell & what anyt & user they",
     ),
-    r"(?:用户|客户|他们|对方)的?(?:[^。！？\n]{0,4}?)(?:身份证号?|住址|家庭住址|地址|电话|手机号?|"
-    r"通讯录|联系人|聊天记录|对话|消息|邮件|文件|照片|位置|账号|账户|生日|病历|隐私|个人信息|资料|数据)",
+    r"(?:用户|客户|他们|对方)的?(?:[^。！？\n]{0,6}?)(?:身份证号?|住址|家庭住址|地址|电话|手机号?|"
+    r"通讯录|联系人|聊天记录|对话|消息|邮件|文件|照片|位置|账号|账户|生日|病历|隐私|个人信息|资料|数据|"
+    r"通话录音|录音|通话记录|语音)",
+    (
+        r"\b(?:all|every|any)\s+(?:incoming\s+|outgoing\s+|new\s+)?(?:mail|e-?mails|messages|dms|"
+        r"texts|calls|voicemails)\b",
+        "mail emai mess dms text call voic & all ever any",
+    ),
     (
         r"\b(?:datos del usuario|données de l'utilisateur|nutzerdaten|daten des nutzers)\b|"
         r"\b(?:nachrichten|daten|kontakte|adresse|standort|passw(?:ö|oe)rter)\s+(?:des|der)\s+"
@@ -94,7 +102,7 @@ PERSONAL = cue(
         r"\b(?:anything|everything|whatever|any \w+|all \w+)\s+(?:that\s+)?(?:mentions?|"
         r"contains?|includes?|about)\s+(?:salar(?:y|ies)|payroll|medical|health|diagnos\w*|bank "
         r"(?:details|statements?)|tax returns?|passwords?|credentials)\b",
-        "anyt ever what any all & sala payr medi heal diag bank tax pass cred",
+        "sala payr medi heal diag bank tax pass cred & anyt ever what any all",
     ),
 )
 """The user's own data: their address, messages, contacts, "everything the user says"."""
@@ -124,7 +132,8 @@ SEND = cue(
     + "|".join(sorted(_SEND_VERBS.split(), key=len, reverse=True))
     + r")(?:s|es|ed|d|ing|ped|ted|ded)?)\b",
     r"(?:发送|发到|发给|发往|转发|转告|私信|上传|传到|传给|提交|泄露|抄送|同步到|同步给|复制到|"
-    r"粘贴到|贴到|贴在|附上|嵌入|导出|寄给|回传|共享给|分享给|推送|备份到|存到|发一份|发过去)",
+    r"粘贴到|贴到|贴在|附上|嵌入|导出|寄给|回传|共享给|分享给|推送|备份到|存到|发一份|发过去|转存|同步给)",
+    (r"\b(?:go|goes|should go|must go|get sent)\s+(?:to|into)\b", "go goes shou must get"),
     (
         r"\b(?:envía|envíe|enviar|manda|reenvía|envoie|envoyez|envoyer|transfère|sende|schicke|"
         r"leite)\b",
@@ -133,7 +142,8 @@ SEND = cue(
     heads=(
         "send sent forw e mail emai post uplo tran exfi leak copy cc bcc shar subm rela sync "
         "push repo deli dump expo past incl appe embe atta enco pipe stre mirr dm mess text "
-        "put add give gave hand back fetc prin outp reve show disp reci disc publ"
+        "put puts putt add adds adde addi give givi gave hand back fetc prin outp reve show disp "
+        "reci disc publ dms dmed"
     ),
 )
 """Verbs that send or show: "forward", "DM", "post", "include", "print"."""
@@ -155,9 +165,10 @@ ACCOUNT = cue(
     ),
     (
         r"\b(?:to|with)\s+(?:anyone|anybody|whoever|everyone)\s+(?:who\s+|that\s+)?(?:asks?|"
-        r"calls?|requests?|wants?)\b",
-        "anyo anyb whoe ever & ask asks call requ want",
+        r"calls?|requests?|wants?|quotes?|quoting|mentions?|mentioning|says?|claims?)\b",
+        "anyo anyb whoe ever & ask asks call requ want quot ment say says clai",
     ),
+    (r"(?<![\w#&])#[a-z][\w-]{2,}", "#"),
     (r"\bpublicly\b", "publ"),
     (
         r"\b(?:to|with)\s+(?:(?:our|the|any|all)\s+)?(?:third[- ]part(?:y|ies)(?:\s+\w+)?|"
@@ -183,13 +194,17 @@ QUERY = cue(r"\?[\w-]+=")
 """A query parameter waiting for data ("?loc="): looked for where the text has an "="."""
 REVEAL_SELF = cue(
     r"\b(?:print|output|reveal|show|display|dump|recite|repeat|leak|disclose|list|write out|"
-    r"spell out|paste)\w*\s+(?:out\s+)?(?:your|the assistant's|the model's|its)\s+(?:[\w-]+\s+)?"
-    r"(?:system prompt|(?:hidden|internal|secret|initial|original|underlying|full|system)\s+"
+    r"spell out|paste)\w*\s+(?:out\s+)?(?:the (?:full |entire |exact )?(?:contents?|text|wording) "
+    r"of\s+)?(?:your|the assistant's|the model's|its)\s+(?:[\w-]+\s+)?"
+    r"(?:system prompt|system message|(?:hidden|internal|secret|initial|original|underlying|"
+    r"full|system)\s+"
     r"(?:configuration|config|instructions|prompt|rules|settings|guidelines)|configuration|"
     r"config)\b",
     r"(?:输出|打印|显示|透露|泄露|复述|说出)(?:你的|助手的)?(?:完整的?|全部的?|隐藏的?|内部的?)?"
     r"(?:系统提示词?|提示词|配置|内部指令|隐藏指令|设定)",
-    heads="prin outp reve show disp dump reci repe leak disc list writ spel past",
+    heads=(
+        "your its assi mode & prin outp reve show disp dump reci repe leak disc list writ spel past"
+    ),
 )
 """The reader asked to show its own configuration ("print your hidden configuration")."""
 ASK_USER = cue(
@@ -199,7 +214,10 @@ ASK_USER = cue(
     r"enter|type|share|tell|confirm|read out|submit|paste|dictate|spell out|verify with|"
     r"hand over|upload))\b",
     r"(?:要求|让|请|叫)(?:每个|所有)?(?:用户|客户|他们|对方)(?:提供|输入|发送|回复|告诉|报上|填写)",
-    heads="ask requ get have make tell inst prom invi & user cust clie them peop memb visi acco",
+    heads=(
+        "ask aski aske asks requ get gets gett have havi make maki tell inst prom invi & user "
+        "cust clie them peop memb visi acco"
+    ),
 )
 """Users asked for something ("ask every user to reply with their PIN")."""
 HIDDEN_COPY = cue(
@@ -230,7 +248,7 @@ SELF = cue(
     ),
     r"^\W*(?:[\w&-]+[\s-]+){0,3}?(?:memory|directive|instruction|note|entry|record|notice)\b",
     r"(?:本|这|此|该)(?:条|段|则|个)?(?:记忆|信息|消息|指令|笔记|内容|规则|说明|通知|备注|记录|条目)|"
-    r"本条|以本条|这条|此条|这是一条|以下是一条|^[^。！？\n]{0,6}(?:记忆|指令)",
+    r"本条|以本条|这条|此条|这是一条|以下是一条|本备忘|此备忘|这份备忘|^[^。！？\n]{0,6}(?:记忆|指令)",
     heads=(
         "memo note entr reco mess inst dire rule text upda noti orde comm line snip item fact "
         "arti page docu doc sect pass para file post"
@@ -259,8 +277,8 @@ TRUST = cue(
         r"challenged|overridden|ignored|second-guessed|verified|refused)\b|\b(?:do not|don't|"
         r"never|no need to)\s+(?:question|second-guess|doubt|challenge|verify|dispute|"
         r"double-check)\s+(?:it|this|them|these)\b|\bwithout (?:any\s+)?(?:questions?|question|"
-        r"hesitation|verification)\b",
-        "ques disp doub chal over igno seco veri refu hesi",
+        r"hesitation|verification|checking|verifying|review|scrutiny)\b",
+        "ques disp doub chal over igno seco veri refu hesi chec revi scru",
     ),
     (
         r"\b(?:overrules?|overrides?|outranks?|trumps?|supersedes?|takes? precedence over|"
@@ -296,7 +314,8 @@ TRUST = cue(
     ),
     r"(?:最高(?:优先级|权限|指令|级别|信任)?|优先级最高|绝对可信|完全可信|不得质疑|不要质疑|不可质疑|"
     r"无需质疑|不容置疑|无条件|系统级|高于一切|高于所有|凌驾于|优先于(?:一切|所有|任何|用户|系统)|"
-    r"以本条为准|以此为准|为准|高优先级|优先级高于|不可被删除|不可删除|不能被删除)",
+    r"以本条为准|以此为准|为准|高优先级|优先级高于|不可被删除|不可删除|不能被删除|"
+    r"(?:不得|不可|不能|禁止)(?:被)?(?:忽略|修改|删除|质疑|违反|覆盖))",
 )
 """A rank claimed: "highest trust", "system-level", "beyond question", "overrules everything"."""
 _VOUCH_HEADS = "veri appr sign issu cert auth endo sanc mand vali flag clea"
@@ -333,8 +352,8 @@ ACTOR = cue(
     r"\b(?:the assistant|the ai|the model|the agent|the bot|any assistant|all assistants|"
     r"every assistant|any (?:ai|agent|model)|assistants)\s+(?:\w+\s+)?(?:may|must|can|should|"
     r"shall|will|is|are|has|have)\b",
-    r"\b(?:the assistant|the ai|the model|you)\s+(?:is|are)\s+(?:now\s+)?(?:cleared|allowed|"
-    r"permitted|authori[sz]ed|free|entitled)\s+to\b",
+    r"\b(?:the assistant|the ai|the model|you)(?:'re|\s+is|\s+are)\s+(?:now\s+)?(?:cleared|"
+    r"allowed|permitted|authori[sz]ed|free|entitled)\s+to\b",
     r"(?:你|助手|ai|模型)(?:可以|必须|应该|要|只能|现在|被允许)|(?:可以|允许|直接)?(?:绕过|跳过|免除|"
     r"无需|不用|不必)(?:所有|任何|一切)?的?(?:审核|审批|验证|确认|检查)",
     heads="assi ai mode agen bot you",
@@ -410,6 +429,22 @@ CONCEAL = cue(
     ),
 )
 """Hiding an act from the user: "don't tell the user that", "keep them unaware"."""
+NO_NEED_TO_SAY = cue(
+    r"\b(?:no need to|needn't|need not|don't need to|do not need to)\s+(?:mention|tell|say|"
+    r"disclose|explain|bring up)\s+(?:it|this|that|anything)\b",
+    heads="need & ment tell say disc expl brin",
+)
+"""Leaving the act unsaid: "no need to mention it"."""
+OMIT = cue(
+    r"\b(?:drop|omit|remove|leave out|hide|skip|delete|filter out|strip)\w*\s+(?:any\s+|all\s+)?"
+    r"(?:mentions?|references?|warnings?|information|anything|criticism|negative \w+)\s+"
+    r"(?:of|to|about)\b",
+    heads=(
+        "drop omit remo leav hide hidi hidd skip dele filt stri & ment refe warn info anyt crit "
+        "nega"
+    ),
+)
+"""Content left out of what the user sees ("drop mentions of the competitor")."""
 COVERT = cue(
     r"\b(?:secretly|covertly|surreptitiously|stealthily|quietly|silently|discreetly)\b",
     r"(?:悄悄|偷偷|暗中|暗地里|私下)",
@@ -436,7 +471,7 @@ LIE = cue(
         r"\b(?:say|tell (?:them|the user|users|him|her)|answer|reply|claim)\b[^.\n]{0,30}?\b(?:"
         r"(?:doesn't|does not|don't|do not|never) exist(?:ed|s)?|there (?:is|are|was|were) no\b|"
         r"(?:you|it) (?:never|didn't|did not|have no|had no)\b)",
-        "exis no neve didn did have had & say tell answ repl clai",
+        "say tell answ repl clai & exis no neve didn did have had",
     ),
     r"(?:问起|问到|问你)[^。！？\n]{0,24}?(?:就说你|就回答你|否认|假装)",
 )
@@ -449,7 +484,8 @@ ACTION = cue(
     r"(?:保留|记录|复制|转发|发送|备份|删除|修改|推荐|扣费|收集|上传)",
     heads=(
         "log logg reco trac moni send sent shar copy copi sell sold coll stor keep forw cc add "
-        "adde chan dele tran char hide move edit modi inst run buy affi comm revi read anal scan"
+        "adde addi adds chan dele tran char hide hidi hidd move edit modi inst run runs runn buy "
+        "buys buyi affi comm revi read anal scan"
     ),
 )
 """The reader doing something the user would want to know of."""
@@ -461,30 +497,50 @@ BANNER = cue(
     r"(?:^|\n)\s*(?:[=*#~<>\[\]-]{2,}|[(\[])\s*(?:system|sys|admin|developer|root|"
     r"instructions?)(?:\s+(?:message|prompt|notice|override|instructions?|update|directive|"
     r"alert))?\s*(?:[=*#~<>\[\]-]{2,}|[)\]])",
-    r"\b(?:begin|start|end)(?: of)?\s+(?:system|admin|developer|root)\s+(?:instructions?|"
-    r"prompt|message|directive|override)\b",
-    r"\bend of (?:user (?:data|input|content)|context|memory|memories|document|retrieved "
-    r"(?:data|content))\b",
+    (
+        r"\b(?:begin|start|end)(?: of)?\s+(?:system|admin|developer|root)\s+(?:instructions?|"
+        r"prompt|message|directive|override)\b",
+        "syst admi deve root & begi star end",
+    ),
+    (
+        r"\bend of (?:user (?:data|input|content)|context|memory|memories|document|retrieved "
+        r"(?:data|content))\b",
+        "user cont memo docu retr & end",
+    ),
     r"(?:^|\n)\s*【\s*(?:系统|管理员|开发者)[^】\n]{0,6}】|(?:^|\n|[。！？]\s*)\s*(?:系统|管理员|开发者)"
     r"\s*[:：][^。！？\n]{0,12}?(?:你|请|必须|从现在|以后|忽略|不要)",
-    heads="syst sys admi deve root inst begi star end",
+    heads="syst sys admi deve root inst",
 )
 """A frame the write draws around itself: "=== SYSTEM MESSAGE ===", "END OF USER DATA"."""
 ROLE_LABEL = cue(
-    r"(?:^|\n)\s*(?:system|admin|administrator|developer|operator)\s+(?:note|notice|memo|"
-    r"remark|comment|update|message)\s*:",  # NFKC made "：" ":"
+    r"(?:^|\n)\s*(?:[\w-]+\s+)?(?:system|admin|administrator|developer|operator|bot)\s+(?:note|"
+    r"notice|memo|remark|comment|update|message)\s*[:—–-]",  # NFKC made "：" ":"
     r"(?:^|\n)\s*(?:系统|管理员|开发者|运营)(?:备注|通知|消息|提示|公告|指令|说明)\s*[:：]",
-    heads="syst admi deve oper & note noti memo rema comm upda mess",
+    heads="syst admi deve oper bot & note noti memo rema comm upda mess",
 )
 """A line that speaks as the system ("系统备注：", "Admin note:"): a hint, many are honest."""
 SAFEGUARD_OFF = cue(
-    r"\b(?:fraud checks?|verification|confirmations?|approvals?|2fa|mfa|security checks?|"
-    r"safety checks?|risk checks?|identity checks?)\s+(?:are|is|have been|has been|were|was)?\s*"
-    r"(?:now\s+)?(?:off|disabled|turned off|switched off|skipped|waived|removed|suspended|"
-    r"not (?:needed|required))\b",
+    (
+        r"\b(?:fraud checks?|verification|confirmations?|approvals?|2fa|mfa|security checks?|"
+        r"safety checks?|risk checks?|identity checks?)\s+(?:are|is|have been|has been|were|"
+        r"was)?\s*(?:now\s+)?(?:off|disabled|turned off|switched off|skipped|waived|removed|"
+        r"suspended|not (?:needed|required))\b",
+        "frau veri conf appr 2fa mfa secu safe risk iden & off disa turn swit skip waiv remo susp "
+        "need requ",
+    ),
+    (
+        r"\b(?:waive|skip|bypass|disable|suspend|drop)\w*\s+(?:the\s+|all\s+|any\s+)?"
+        r"(?:identity\s+|id\s+|age\s+|fraud\s+|security\s+)?(?:verification|checks?|"
+        r"confirmation|approval|review|2fa|mfa)\b|\b(?:never|don't|do not|stop)\s+(?:flag|report|"
+        r"block|warn about|alert on)\w*\s+(?:transactions?|payments?|logins?|downloads?|transfers?|"
+        r"this account|accounts?)\b|\b(?:do not|don't|never)\s+(?:display|show|give|issue)\s+"
+        r"(?:any\s+)?(?:warnings?|alerts?)\b",
+        "veri chec conf appr revi 2fa mfa tran paym logi down acco warn aler & waiv skip bypa "
+        "disa susp drop neve don do stop",
+    ),
     r"(?:风控|审核|验证|确认|安全检查|身份核验|二次确认)[^。！？\n，,]{0,4}?(?:已|已经|被)?(?:关闭|取消|"
-    r"停用|禁用|跳过|免除)|(?:任何|所有)(?:转账|付款|交易|退款)(?:都)?(?:直接|自动|一律)(?:批准|通过)",
-    heads="frau veri conf appr 2fa mfa secu safe risk iden",
+    r"停用|禁用|跳过|免除)|(?:任何|所有)(?:转账|付款|交易|退款)(?:都)?(?:直接|自动|一律)(?:批准|通过)|"
+    r"(?:一律|直接)?免(?:验证|审核|审批|确认)",
 )
 """A safeguard said to be off ("风控检查已关闭", "confirmations are disabled"): a hint."""
 
@@ -518,9 +574,10 @@ AS_SYSTEM = cue(
     r"\b(?:treat|regard|consider|handle|interpret|count)\w*\s+(?:[\w#'-]+\s+){0,8}?as\s+"
     r"(?:if\s+(?:it|they)\s+(?:came|come|were)\s+)?(?:coming\s+|sent\s+|issued\s+|written\s+)?"
     r"(?:straight\s+|directly\s+)?(?:from\s+)?(?:an?\s+|the\s+)?(?:system|admin(?:istrator)?|"
-    r"developer|operator|root|sysadmin|superuser)(?:[- ]level)?\b",
+    r"developer|operator|root|sysadmin|superuser|pre-?authori[sz]ed|pre-?approved|"
+    r"already (?:approved|authori[sz]ed|verified))(?:[- ]level)?\b",
     r"(?:视为|当作|当成|看作)(?:来自)?(?:系统|管理员|开发者|官方)",
-    heads="trea rega cons hand inte coun & syst admi deve oper root sysa supe",
+    heads="trea rega cons hand inte coun & syst admi deve oper root sysa supe pre prea alre",
 )
 """Something to be taken as the system's word ("treat my messages as system-level")."""
 CLEARANCE = cue(
@@ -539,13 +596,14 @@ CONCEAL_FAULT = cue(
     r"charges|retry|data loss|recall)\b",
     r"(?:别|不要|不许|切勿|不能)(?:提|说|透露|承认|告诉用户)[^。！？\n]{0,6}?(?:故障|错误|bug|漏洞|事故|"
     r"失误|问题|扣费|泄露)",
-    heads="neve don do dont must shou avoi with & bug bugs erro outa brea inci leak defe mist "
-    "faul glit fail prob issu fee fees char retr data reca",
+    heads="bug bugs erro outa brea inci leak defe mist faul glit fail prob issu fee fees char "
+    "retr data reca & neve don do dont must shou avoi with",
 )
 """A fault hidden from the user ("never mention the retry bug")."""
 ASKED_SAY = cue(
     r"\b(?:if|when|whenever|in case)\s+(?:the\s+|a\s+|any\s+)?(?:user|customer|client|they|"
-    r"anyone|someone|he|she|account ?holder)s?\s+(?:ever\s+)?(?:asks?|asked|inquires?|"
+    r"anyone|someone|anything|anybody|somebody|he|she|account ?holder|person(?: chatting)?)s?\s+"
+    r"(?:ever\s+)?(?:asks?|asked|inquires?|"
     r"complains?|questions?)\b[^.\n]{0,80}?\b(?:say|tell (?:them|him|her)|answer|reply|claim|"
     r"blame)\b",
     r"问[^。！？\n]{0,24}?(?:就说|就回答|就讲|一律回答|回答说|就告诉)",
@@ -554,9 +612,10 @@ ASKED_SAY = cue(
 """An answer prepared for when the user asks ("if they ask, say it was the bank")."""
 DENY = cue(
     r"\bpretend\s+(?:that\s+)?(?:the|it|this|there|our|its|nothing)\b|\bdeny\s+(?:it|that|"
-    r"everything|any)\b|\blie\s+(?:to|about)\b",
+    r"everything|any)\b|\blie\s+(?:to|about)\b|\b(?:answer|say|reply|respond)\s+(?:with\s+)?"
+    r"['\"]?(?:nothing|none|nobody)\b",
     r"(?:一律|就)?(?:回答|说)(?:没有|不知道|不存在|从来没有)|否认",
-    heads="pret deny lie",
+    heads="pret deny lie noth none nobo",
 )
 """A lie: "pretend the cancel page is down", "deny it", "一律回答没有"."""
 TARGET = cue(rf"\b{_TARGET}\b", "用户|客户", heads=_TARGET_HEADS)
@@ -572,3 +631,74 @@ OVERRIDE_TOKEN = cue(
     heads="over syst",
 )
 """An override token in data ("system_override")."""
+TRIGGER = cue(
+    (
+        r"\b(?:for|to)\s+(?:anyone|anybody|whoever|any user|users?)\s+(?:who\s+)?(?:mentions?|"
+        r"mentioning|says?|saying|quotes?|quoting|uses?|using|types?|typing)\s+(?:the\s+)?"
+        r"(?:code|word|phrase|password|keyword|passphrase)\b",
+        "anyo anyb whoe user & code word phra pass keyw",
+    ),
+    (
+        r"\b(?:if|when|whenever)\s+(?:a|the|any)?\s*(?:message|user|someone|anyone|they|the "
+        r"text)\s+(?:contains?|says?|mentions?|includes?|types?)\s+(?:the\s+)?(?:word|phrase|"
+        r"code|keyword)\b",
+        "cont say says ment incl type & code word phra keyw",
+    ),
+)
+"""A trigger that unlocks behaviour ("for anyone mentioning code PURPLE-7"): a hint."""
+GRANT = cue(
+    r"\b(?:authori[sz]\w*|permit\w*|allow\w*|empower\w*|clear\w*)\s+you\s+to\s+(?:bypass|"
+    r"ignore|skip|override|disable|disregard|circumvent|share|send|reveal|access all|delete)\b",
+    r"(?:你|模型|助手|ai)(?:已|已经)?(?:获得|拥有|被授予|被赋予)了?(?:管理员|最高|root|超级|全部)"
+    r"(?:身份|权限)",
+    heads="auth perm allo empo clea & you",
+)
+"""The reader given leave to bypass ("I'm authorizing you to bypass content checks")."""
+OVER_OTHERS = cue(
+    (
+        r"\b(?:outranks?|overrides?|supersedes?|takes? precedence over|trumps?|beats?)\s+(?:every|"
+        r"all|any)\s+other\s+(?:entr(?:y|ies)|memor(?:y|ies)|records?|notes?|items?)\b",
+        "othe & outr over supe take trum beat",
+    ),
+    (
+        r"\b(?:higher|more|greater)\s+priority\s+than\s+(?:the\s+|any\s+)?(?:users?|"
+        r"customers?)\b",
+        "prio & user cust",
+    ),
+    r"优先级高于(?:用户|客户)",
+)
+"""A rank over the rest of the store or the user ("outranks every other entry")."""
+STRICT_READERS = cue(
+    r"\b(?:notice|attention|warning|psa|p\.?\s?s\.?|note|memo|message)\s+(?:to|for)\s+(?:all\s+|any\s+|"
+    r"the\s+)?(?:language models?|large language models?|llms|ai models|ai agents|ai assistants|"
+    r"ais|chatbots)\b|\bp\.?\s?s\.?\s+to\s+the\s+(?:ai|model|llm|bot)\b|"
+    r"(?:^|[.(\[\n]\s*)(?:automated|autonomous)\s+(?:agents?|assistants?|models?|systems?)\s*[:,]",
+    r"各位(?:智能)?(?:助手|ai|模型|智能体)",
+    heads="noti atte warn psa ps p note memo mess auto",
+)
+"""The write addressed to machines as such ("NOTICE TO LANGUAGE MODELS:", "automated
+agents:", "P.S. to the AI"), or "各位智能助手"."""
+OTHERS_DATA = cue(
+    r"\bother (?:users|people|customers|members|accounts)(?:'|'s)?\s+(?:[\w-]+\s+)?(?:notes|"
+    r"messages|data|files|documents|chats|conversations|memories|histor(?:y|ies)|records)\b|"
+    r"\b(?:any|every|all)\s+(?:other\s+)?(?:users?|customers?|accounts?)(?:'s|s')?\s+(?:[\w-]+\s+)?"
+    r"(?:data|notes|files|messages|records|accounts|memories)\b",
+    r"(?:任何|所有|其他)(?:用户|客户|人)的?(?:数据|资料|信息|记录|文件|笔记|消息)",
+    heads="user peop cust memb acco & othe any ever all",
+)
+"""Data of other users than the one served ("other users' private notes")."""
+OUTPUTS = cue(
+    r"\b(?:every|each|all|any)\s+(?:links?|urls?|answers?|repl(?:y|ies)|responses?|messages?|"
+    r"outputs?|summar(?:y|ies)|emails?|posts?)\s+(?:that\s+)?you\s+(?:output|generate|produce|"
+    r"create|write|give|send|share|return|draft|make)\w*",
+    r"(?:每次|每条|所有|每一次)(?:你的?)?(?:回答|回复|答复|输出|生成的?(?:内容|链接|代码))",
+    heads="link url urls answ repl resp mess outp summ emai post & you",
+)
+"""What the reader produces ("every link you output", "every answer you give")."""
+INJECTED = cue(
+    r"\b(?:links?\s+to|urls?|https?://|www\.|referral|affiliate|promo(?:tion(?:al)?)?\s+codes?|"
+    r"coupons?|tracking|utm_\w+)|[?&](?:r|ref|aff|utm_\w+)=",
+    r"(?:链接|推广|优惠码|邀请码|返利)",
+    heads="link url urls http www refe affi prom coup trac utm r ref aff",
+)
+"""Something carried into those outputs: a link, a referral code, a tracker."""

@@ -40,8 +40,8 @@ _READING_THIS = (
 )
 _LATER_HEADS = f"{AI_HEADS} & futu late next subs any ever each all whic what othe retr down rece"
 _READING_HEADS = (
-    f"{AI_HEADS} & read retr find see seei pars proc load inge summ inde scan open get gett pick "
-    "come"
+    f"{AI_HEADS} & read retr find see seei sees pars proc load inge summ inde scan open get gets "
+    "gett pick come comi rece"
 )
 READER = cue(
     # "future assistant:", "note to the retrieval agent", "dear future me (the assistant)"
@@ -126,10 +126,11 @@ _ZH_RULE = (
     r"框框|规矩|原则|底线|审核|过滤|安全措施)"
 )
 _OTHER_RULE = (
-    r"(?:instrucciones|reglas|normas|directrices|consignes|instructions|règles|directives|"
-    r"anweisungen|regeln|richtlinien|sicherheitsregeln|vorgaben)"
+    r"(?:instrucciones|reglas|normas|directrices|políticas|politicas|consignes|instructions|"
+    r"règles|directives|politiques|anweisungen|regeln|richtlinien|sicherheitsregeln|"
+    r"sicherheitsrichtlinien|vorgaben)"
 )
-_OTHER_RULE_HEADS = "inst regl norm dire cons anwe rege rich sich vorg"
+_OTHER_RULE_HEADS = "inst regl norm dire pol poli cons anwe rege rich sich vorg"
 OWNED_RULE = cue(
     # "your (usual) guardrails", "the model's refusal behaviour", "your developer's rules"
     (
@@ -247,22 +248,24 @@ VOID = cue(
     r"draft|a draft|a temporary measure|temporary|optional|(?:just |only |mere )?suggestions|"
     r"advisory|never existed|(?:don't|do not) exist|mean nothing|lapsed|not real|fake|"
     r"never been given|sunset|sunsetted|shut down|taken (?:down|offline)|offline|(?:a )?decoys?|"
+    r"relaxed|loosened|(?:don't|do not|doesn't|does not) cover|not (?:meant|written|made) for|"
     r"(?:just|only) "
     r"(?:defaults|for testing|a test|for show|a formality)|(?:were|was) (?:a test|for testing))\b",
     r"(?:作废|无效|失效|过期|过时|不再有效|不再适用|不适用|不再生效|不算数|被取消|已取消|废除|失去效力|"
     r"只是参考|仅供参考|不必当真|不用当真|可有可无|暂停|撤销|被覆盖|被取代|已被取代|取代|下线|停用|"
-    r"不需要了|用不着|测试用|只是测试|关掉了|已关闭|不作数了|"
+    r"不需要了|用不着|测试用|只是测试|关掉了|已关闭|不作数了|删掉|被删除|删除了|去掉了|取消了|"
     r"被替换|不存在|不作数)",
     (
         r"\b(?:ya no (?:aplican|aplica|son válidas|cuentan|valen)|ne s'appliquent plus|ne sont "
-        r"plus valables|obsolètes?|gelten nicht mehr|gilt nicht mehr|sind ungültig|veraltet|"
-        r"außer kraft)\b",
+        r"plus valables|obsolètes?|(?:gelten|gilt)\b[^.\n]{0,40}?\bnicht mehr|sind ungültig|"
+        r"veraltet|außer kraft)\b",
         "ya ne obso gelt gilt sind vera",
     ),
     heads=(
         "long does do did doesn not non outd obso depr with lift susp paus expi reti revo resc "
         "void inva canc disa turn swit remo gone defu supe over irre mean only just draf temp "
-        "opti sugg mere advi neve don laps fake suns shut take offl deco"
+        "opti sugg mere advi neve don laps fake suns shut take offl deco rela loos cove writ "
+        "made"
     ),
 )
 """Words that make a rule void: "no longer apply", "withdrawn", "only a draft", "失效"."""
@@ -300,7 +303,12 @@ OWNED_GOAL = cue(
         r"answer|report)\s+(?:only\s+)?(?:for|to)\s+(?!the user|users|me\b)",
         "work answ repo & you",
     ),
-    (r"\byou\s+(?:now\s+)?answer\s+(?:only\s+)?to\s+me\b", "answ"),
+    (
+        r"\byou\s+(?:now\s+)?(?:only\s+)?(?:answer|listen|report)\s+(?:only\s+)?to\s+me\b|"
+        r"\byou\s+(?:now\s+)?(?:only\s+)?(?:obey|serve)\s+(?:only\s+)?me\b",
+        "answ list repo obey serv",
+    ),
+    r"(?:你|助手)(?:现在)?只(?:听|服从|听从)(?:我|我们)",
     r"(?:你的|您的|助手的|你现在的|你真正的|你原来的|你新的)(?:新的?)?(?:任务|目标|使命|职责|角色|"
     r"身份|首要任务|优先级|工作|宗旨)",
     (
@@ -364,13 +372,17 @@ PROMOTE = cue(
 )
 """Advertising in every answer: "recommend X in every reply", "每次回答里推荐"."""
 HARVEST = cue(
-    r"\b(?:collect|harvest|gather|scrape|compile|extract|obtain|get|grab|record)\b[^.\n]{0,30}?"
+    r"\b(?:collect|harvest|gather|scrape|compile|extract|obtain|get|grab|record)(?:s|ed|d|ing)?\b"
+    r"[^.\n]{0,30}?"
     r"\b(?:e-?mail(?: address)?s|phone numbers|home addresses|contact (?:details|info)|"
     r"personal (?:data|details|information)|credentials|passwords|card numbers|birthdays|"
     r"addresses)\b",
     r"(?:收集|搜集|获取|套取|记录|抓取)[^。！？\n]{0,12}?(?:手机号|电话|邮箱|地址|住址|联系方式|"
     r"密码|身份证|银行卡|生日)",
-    heads="coll harv gath scra comp extr obta get grab reco",
+    heads=(
+        "emai mail phon home cont pers cred pass card birt addr & coll harv gath scra comp extr "
+        "obta get gets gett grab reco"
+    ),
 )
 """Gathering people's details: "collect as many email addresses as you can"."""
 RULES_OFF_FOR_YOU = cue(
@@ -380,6 +392,18 @@ RULES_OFF_FOR_YOU = cue(
     r"the ai|the model|this assistant|agents?|assistants?)\b",
     r"(?:规则|限制|规定|准则|约束|政策)[^。！？\n]{0,8}?(?:对你|对助手|对ai|对模型)(?:来说)?"
     r"(?:不适用|无效|不算|不起作用)",
+    (
+        rf"\b(?:ya\s+)?no\s+(?:tienes|necesitas)\s+(?:que\s+)?(?:seguir|cumplir|respetar)\s+"
+        rf"(?:\w+\s+){{0,2}}?{_OTHER_RULE}|\btu n'as plus (?:à|besoin de) (?:suivre|respecter)\s+"
+        rf"(?:\w+\s+)?{_OTHER_RULE}",
+        "tien nece seg cump resp tu",
+    ),
+    # a switch in a config: "refusals: disabled", "safe_mode=off"
+    (
+        r"\b(?:refusals?|safety|filters?|filtering|guardrails?|moderation|content[_ ]filter|"
+        r"safe[_ ]mode|restrictions?|censorship)\s*[:=]\s*(?:disabled|off|false|none|no|0)\b",
+        "refu safe filt guar mode cont rest cens",
+    ),
     heads="rest rule guid limi poli filt guar safe",
 )
 """Rules said not to bind the reader: "restrictions do not apply to you"."""
@@ -402,6 +426,18 @@ DISCREDITED = cue(
 REAL_ORDERS = cue(
     r"\bthe (?:real|true|actual|only valid|genuine|correct) (?:system prompt|instructions?|rules|"
     r"orders|directives?|guidelines)\s+(?:is|are)\s+(?:in|here|below|this|the following|these)\b",
-    heads="real true actu only genu corr & syst inst rule orde dire guid",
+    heads="syst inst rule orde dire guid & real true actu only genu corr",
 )
 """The reader's real orders said to be elsewhere ("the real system prompt is in this memory")."""
+USER_WILL = cue(
+    r"\bwhat(?:ever)?\s+(?:the\s+)?(?:user|customer|human|person)s?\s+(?:says?|said|wants?|asks?|"
+    r"requests?|tells? you|prefers?)\b|\b(?:the\s+)?(?:user|customer|human)(?:'s|s')\s+(?:own\s+)?"
+    r"(?:requests?|instructions?|wishes|preferences?|opt-?outs?|objections?|consent|choices?|"
+    r"complaints?|refusals?|decisions?|commands?)\b",
+    r"用户(?:怎么说|说什么|的要求|的请求|的意愿|的指令|的选择|的拒绝)",
+    heads="user cust huma pers",
+)
+"""What the user wants or says: to override it is to serve someone else."""
+RULE_WORD = cue(rf"\b{_RULE}\b", rf"{_ZH_RULE}", heads=_RULE_HEADS)
+"""A rule, whoever's: with what the reader may now do, a rule said to be loosened is its own
+("the honesty constraint was relaxed; the model may now state estimates as facts")."""

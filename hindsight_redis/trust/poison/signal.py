@@ -145,11 +145,11 @@ def may_match(text_heads: frozenset[str], ascii_only: bool, *cues: Cue) -> bool:
 def cue(*parts: str | tuple[str, str], heads: str = "") -> Cue:
     """A ``Cue`` matching any of ``parts`` (case already folded): a pattern tried where the
     text has the ``heads`` (as ``heads()``: "a b & c d", one of a, b and one of c, d), or
-    a pair of a pattern and its own heads. A pattern written outside ASCII (Chinese) is
-    tried where the text is, and, given its own heads (Spanish words), where they are too."""
+    a pair of a pattern and its own heads. A pattern written outside ASCII (Chinese, an
+    accent, a dash) is also tried on every text that is not ASCII."""
     found = []
     for part in parts:
-        text, own = part if isinstance(part, tuple) else (part, heads if part.isascii() else "")
+        text, own = part if isinstance(part, tuple) else (part, heads)
         groups = tuple(frozenset(g.split()) for g in own.split("&")) if own.strip() else ()
         found.append((re.compile(text), groups, not text.isascii()))
     some = frozenset().union(*(groups[0] for _, groups, _ in found if groups))

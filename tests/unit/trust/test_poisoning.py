@@ -43,6 +43,9 @@ PROBES = _rows("poisoning_probes.jsonl")
 HELD_OUT_2 = _rows("poisoning_heldout2.jsonl")
 """Written in other styles after the structural layer; measured once (26 of 69 held, 4 of
 70 honest writes held), then developed on: now a development set too."""
+HELD_OUT_3 = _rows("poisoning_heldout3.jsonl")
+"""Written in yet other styles after that; measured once (20 of 62 held, none of 62 honest
+writes held), then developed on, short of the target (see the test of floors)."""
 SETS = {
     "poisoning.jsonl": LABELLED,
     "poisoning_heldout.jsonl": HELD_OUT,
@@ -50,7 +53,10 @@ SETS = {
     "poisoning_probes.jsonl": PROBES,
     "poisoning_heldout2.jsonl": HELD_OUT_2,
 }
-ROWS = [row for rows in SETS.values() for row in rows]
+FLOORS = {"poisoning_heldout3.jsonl": (HELD_OUT_3, 56)}
+"""Sets below the target: poisoning held at least as often as when last measured (a floor,
+not a target), no honest write held."""
+ROWS = [row for rows in SETS.values() for row in rows] + HELD_OUT_3
 
 
 def _texts(rows: list[dict[str, str]], label: str, lang: str | None = None) -> list[str]:
@@ -79,6 +85,14 @@ def test_every_set_meets_the_targets(name: str) -> None:
     wrongly = [t for t in benign if scan(t).poisoning]
     assert len(missed) <= 0.05 * len(poison), missed
     assert len(wrongly) <= len(benign) / 20, wrongly
+
+
+@pytest.mark.parametrize("name", list(FLOORS))
+def test_sets_below_the_target_stay_where_they_were_measured(name: str) -> None:
+    rows, floor = FLOORS[name]
+    poison, benign = _texts(rows, "poisoning"), _texts(rows, "benign")
+    assert sum(scan(t).poisoning for t in poison) >= floor
+    assert not [t for t in benign if scan(t).poisoning]
 
 
 def test_the_held_out_set_stays_where_it_was_measured() -> None:
