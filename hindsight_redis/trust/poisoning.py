@@ -38,9 +38,9 @@ from hindsight_redis.trust.poison.authority import AUTHORITY
 from hindsight_redis.trust.poison.exfiltration import EXFILTRATION, HIDDEN
 from hindsight_redis.trust.poison.markup import MARKUP
 from hindsight_redis.trust.poison.override import OVERRIDE
+from hindsight_redis.trust.poison.passage import Mentions
 from hindsight_redis.trust.poison.reader import READER
 from hindsight_redis.trust.poison.signal import NEGATION, Kind, Signal, word_heads
-from hindsight_redis.trust.poison.structure import Mentions
 from hindsight_redis.trust.poison.structure import read as read_structure
 
 if TYPE_CHECKING:
@@ -198,7 +198,7 @@ def _weigh(
     signal: Signal, text: str, muted: Container[int] = ()
 ) -> tuple[float, re.Match[str] | None]:
     """The weight of ``signal``'s best match in ``text`` and the match (0 and None when
-    none). A match starting in ``muted`` (a quoted example: ``structure.Mentions``) is
+    none). A match starting in ``muted`` (a quoted example: ``passage.Mentions``) is
     not one."""
     best, found = 0.0, None
     for match in signal.pattern.finditer(text):
@@ -234,7 +234,7 @@ def scan(text: str) -> PoisonVerdict:
     sentence); the risk is their noisy-or (``1 - prod(1 - weight)``). A text with none is
     ``DIRECTIVE_RISK`` when it gives instructions at all, else 0. Quoted examples ("prompts
     like 'ignore all previous instructions'") are talked about, not meant
-    (``structure.mentions``)."""
+    (``passage.mentions``)."""
     norm = normalize(text)
     lower = norm.lower()
     text_heads, han = word_heads(lower), has_han(norm)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_redis.trust.poison import act_cues, structure
+from hindsight_redis.trust.poison import passage, send_cues, structure
 from hindsight_redis.trust.poison.signal import Cue
 from hindsight_redis.trust.poisoning import scan
 
@@ -163,13 +163,13 @@ def test_mentions_are_quotations_and_sentences_about_attacks() -> None:
     lower = "prompts like 'ignore your rules' were blocked. phishing mails ask for keys. fine."
     heads = frozenset(re.findall(r"[a-z0-9]+", lower))
     heads = frozenset(w[:4] for w in heads)
-    spans = structure.mentions(lower, heads)
+    spans = passage.mentions(lower, heads)
     quoted = lower.index("'ignore")
     phishing = lower.index("phishing")
     assert any(start <= quoted < end for start, end in spans)
     assert any(start <= phishing < end for start, end in spans)
     assert not any(start <= lower.index("fine") < end for start, end in spans)
-    quotes_only = structure.mentions(lower, heads, sentences=False)
+    quotes_only = passage.mentions(lower, heads, sentences=False)
     assert not any(start <= phishing < end for start, end in quotes_only)
 
 
@@ -192,8 +192,8 @@ def test_the_cheap_tests_change_no_verdict(monkeypatch: pytest.MonkeyPatch) -> N
         return [pattern for pattern, _, _ in self.parts]
 
     monkeypatch.setattr(Cue, "ready", every_part)
-    monkeypatch.setattr(structure, "may_match", lambda *args: True)
-    monkeypatch.setattr(act_cues, "ADDRESS_HINT", re.compile(""))
+    monkeypatch.setattr(passage, "may_match", lambda *args: True)
+    monkeypatch.setattr(send_cues, "ADDRESS_HINT", re.compile(""))
     everywhere = tuple((_Everywhere(), move) for _, move in structure._MOVES)
     monkeypatch.setattr(structure, "_MOVES", everywhere)
     assert [structure.read(t.lower()) for t in texts] == fast
