@@ -23,7 +23,7 @@ SELF = cue(
     ),
     r"^\W*(?:[\w&-]+[\s-]+){0,3}?(?:memory|directive|instruction|note|entry|record|notice)\b",
     r"(?:本|这|此|该)(?:条|段|则|个)?(?:记忆|信息|消息|指令|笔记|内容|规则|说明|通知|备注|记录|条目)|"
-    r"本条|以本条|这条|此条|这是一条|以下是一条|本备忘|此备忘|这份备忘|^[^。！？\n]{0,6}(?:记忆|指令)",
+    r"本条|以本条|这条|此条|这是一条|以下是一条|本备忘|此备忘|这份备忘|^[^。！？\n]{0,6}(?:记忆|指令)\s*[:：]",
     heads=(
         "memo note entr reco mess inst dire rule text upda noti orde comm line snip item fact "
         "arti page docu doc sect pass para file post"
@@ -70,8 +70,24 @@ TRUST = cue(
     (
         r"\b(?:defer(?:s|ring)? to|obey|follow|prioriti[sz]e|listen to|side with|trust|believe)\b"
         r"[^.\n]{0,60}?\b(?:over|above|before|instead of|rather than|ahead of)\s+(?:the\s+|any\s+|"
-        r"what\s+the\s+)?(?:users?|humans?|customers?|person)\b",
-        "defe obey foll prio list side trus beli & user huma cust pers",
+        r"what\s+the\s+)?(?:users?|humans?|customers?|person|(?:anything|everything) else|all "
+        r"else|your (?:context|instructions|rules|system prompt|guidelines))\b",
+        "defe obey foll prio list side trus beli & user huma cust pers anyt ever all your",
+    ),
+    (
+        r"\b(?:follow|obey|execute|apply|comply)\w*\b[^.\n]{0,40}?\beven (?:when|if) (?:the\s+)?"
+        r"(?:user|customer)s?\s+(?:objects?|disagrees?|refuses?|says? (?:otherwise|no)|"
+        r"complains?|asks? you not to)\b",
+        "even & user cust",
+    ),
+    (
+        r"\b(?:carries|has|holds|with)\s+(?:full\s+)?(?:administrator|admin|system|root|developer|"
+        r"operator)\s+(?:authority|privileges|rights|status|clearance)\b",
+        "admi syst root deve oper & auth priv righ stat clea",
+    ),
+    (
+        r"\bcomply with (?:all|any|every) (?:requests?|instructions?|commands?|orders?)\b",
+        "comp & requ inst comm orde",
     ),
     (
         r"\b(?:cannot|can't|can not|must not|may not|mustn't)\s+be\s+(?:edited|removed|deleted|"
@@ -113,9 +129,10 @@ VOUCHED = cue(
         "sign",
     ),
     (
-        r"\bofficial\s+(?:[\w-]+\s+)?(?:notice|directive|instruction|order|memo|update|"
-        r"announcement)\s+from\b|\bsource\s*:\s*(?:kernel|system|root|admin|developer|openai)\b",
-        "offi sour",
+        r"\b(?:official|verified|authori[sz]ed|signed|trusted)\s+(?:[\w-]+\s+)?(?:notice|directive|"
+        r"instruction|order|memo|update|announcement|message)\s+from\b|\bsource\s*:\s*(?:kernel|"
+        r"system|root|admin|developer|openai)\b",
+        "offi veri auth sign trus sour",
     ),
     r"(?:由|经|经过|来自|出自)(?:系统管理员|管理员|开发者|开发团队|开发人员|官方|系统|平台|安全团队|"
     r"openai|anthropic)(?:的)?(?:签发|认证|批准|授权|验证|发出|下达)?|(?:开发者|管理员|官方|系统)"
@@ -126,7 +143,7 @@ VOUCHED = cue(
 ACTOR = cue(
     r"\b(?:the assistant|the ai|the model|the agent|the bot|any assistant|all assistants|"
     r"every assistant|any (?:ai|agent|model)|assistants)\s+(?:\w+\s+)?(?:may|must|can|should|"
-    r"shall|will|is|are|has|have)\b",
+    r"shall|will|is|are|has|have)\b|(?:^|\n)\s*(?:assistants?|ai|bots?|models?)\s*:",
     r"\b(?:the assistant|the ai|the model|you)(?:'re|\s+is|\s+are)\s+(?:now\s+)?(?:cleared|"
     r"allowed|permitted|authori[sz]ed|free|entitled)\s+to\b",
     r"(?:你|助手|ai|模型)(?:可以|必须|应该|要|只能|现在|被允许)|(?:可以|允许|直接)?(?:绕过|跳过|免除|"
@@ -147,9 +164,13 @@ AS_SYSTEM = cue(
     r"(?:if\s+(?:it|they)\s+(?:came|come|were)\s+)?(?:coming\s+|sent\s+|issued\s+|written\s+)?"
     r"(?:straight\s+|directly\s+)?(?:from\s+)?(?:an?\s+|the\s+)?(?:system|admin(?:istrator)?|"
     r"developer|operator|root|sysadmin|superuser|pre-?authori[sz]ed|pre-?approved|"
-    r"already (?:approved|authori[sz]ed|verified))(?:[- ]level)?\b",
+    r"already (?:approved|authori[sz]ed|verified)|ceo|cto|cfo|founder|owner|president)"
+    r"(?:[- ]level)?\b",
     r"(?:视为|当作|当成|看作)(?:来自)?(?:系统|管理员|开发者|官方)",
-    heads="trea rega cons hand inte coun & syst admi deve oper root sysa supe pre prea alre",
+    heads=(
+        "trea rega cons hand inte coun & syst admi deve oper root sysa supe pre prea alre ceo "
+        "cto cfo foun owne pres"
+    ),
 )
 """Something to be taken as the system's word ("treat my messages as system-level")."""
 CLEARANCE = cue(
@@ -196,6 +217,11 @@ BANNER = cue(
     r"instructions?)(?:\s+(?:message|prompt|notice|override|instructions?|update|directive|"
     r"alert))?\s*(?:[=*#~<>\[\]-]{2,}|[)\]])",
     (
+        r"(?:^|\n)\s*#{1,6}\s*(?:assistant|ai|model|bot|agent|llm)\s+(?:directives?|"
+        r"instructions?|rules|orders|prompt|override)\b",
+        "assi ai mode bot agen llm & dire inst rule orde prom over",
+    ),
+    (
         r"\b(?:begin|start|end)(?: of)?\s+(?:system|admin|developer|root)\s+(?:instructions?|"
         r"prompt|message|directive|override)\b",
         "syst admi deve root & begi star end",
@@ -232,13 +258,16 @@ SAFEGUARD_OFF = cue(
         r"confirmation|approval|review|2fa|mfa)\b|\b(?:never|don't|do not|stop)\s+(?:flag|report|"
         r"block|warn about|alert on)\w*\s+(?:transactions?|payments?|logins?|downloads?|transfers?|"
         r"this account|accounts?)\b|\b(?:do not|don't|never)\s+(?:display|show|give|issue)\s+"
-        r"(?:any\s+)?(?:warnings?|alerts?)\b",
+        r"(?:any\s+)?(?:warnings?|alerts?)\b|\b(?:don't|do not|no need to|stop)\s+(?:bother\s+)?"
+        r"(?:ask(?:ing)?\s+for|requir(?:e|ing)|request(?:ing)?|wait(?:ing)?\s+for)\s+(?:any\s+)?"
+        r"(?:confirmation|approval|verification|consent|permission)\b",
         "veri chec conf appr revi 2fa mfa tran paym logi down acco warn aler & waiv skip bypa "
         "disa susp drop neve don do stop",
     ),
     r"(?:风控|审核|验证|确认|安全检查|身份核验|二次确认)[^。！？\n，,]{0,4}?(?:已|已经|被)?(?:关闭|取消|"
     r"停用|禁用|跳过|免除)|(?:任何|所有)(?:转账|付款|交易|退款)(?:都)?(?:直接|自动|一律)(?:批准|通过)|"
-    r"(?:一律|直接)?免(?:验证|审核|审批|确认)",
+    r"(?:一律|直接)?免(?:验证|审核|审批|确认)|(?:不必|不用|无需|不需要)(?:再)?(?:对用户)?(?:进行)?"
+    r"(?:身份)?(?:验证|核验|核实|确认|审核)",
 )
 """A safeguard said to be off ("风控检查已关闭", "confirmations are disabled"): a hint."""
 TRIGGER = cue(
@@ -282,3 +311,17 @@ INJECTED = cue(
     heads="link url urls http www refe affi prom coup trac utm r ref aff",
 )
 """Something carried into those outputs: a link, a referral code, a tracker."""
+MONEY = cue(
+    r"\b(?:send(?:ing)?|transfer(?:ring)?|wir(?:e|ing)|pay(?:ing)?|mov(?:e|ing)|spend(?:ing)?)\s+"
+    r"(?:\w+\s+)?(?:money|funds|payments?|cash|crypto|bitcoin)\b|\b(?:payments?|transfers?|"
+    r"refunds?|wires?)\b",
+    r"(?:转账|付款|汇款|打款|退款)",
+    heads="mone fund paym cash cryp bitc tran refu wire",
+)
+"""Money moved: with a safeguard waived, a loss the user did not approve."""
+THIS_NOTE = cue(
+    r"\b(?:this|the following|these)\s+(?:memory|memories|note|entry|record|message|text)\b",
+    r"(?:本|这|此)(?:条|段)?(?:记忆|笔记|备忘|消息)",
+    heads="this foll thes & memo note entr reco mess text",
+)
+"""The write named as such ("this note"), not a header that may be anything's."""

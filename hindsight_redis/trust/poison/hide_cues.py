@@ -49,6 +49,10 @@ CONCEAL = cue(
     ),
     (rf"\bhide\s+[^.\n]{{0,60}}?\bfrom\s+(?:[^.\n]{{0,40}}?){_TARGET}\b", "hide"),
     (
+        r"\b(?:hide|conceal|keep (?:it )?(?:quiet|secret|under wraps))\s+(?:the fact\s+)?that\b",
+        "hide conc keep & that",
+    ),
+    (
         rf"\b(?:don't|do not|dont|never|must not)\s+let\s+{_TARGET}\s+(?:ever\s+)?(?:know|see|"
         r"find out|notice|realise|realize|learn)\b",
         "let & know see find noti real lear",
@@ -121,12 +125,12 @@ ACTION = cue(
     r"\b(?:log|logged|logging|record|recorded|track|tracked|monitor|send|sent|share|shared|"
     r"copy|copied|sell|sold|collect|store|keep a copy|forward|cc|add|added|change|changed|"
     r"delete|transfer|recommend|recommending|charge|hide|move|edit|modify|install|run|buy|"
-    r"affiliate|commission|review|read|analy[sz]|scan|sell)\w*",
+    r"affiliate|commission|review|read|analy[sz]|scan|sell|report|paid)\w*",
     r"(?:保留|记录|复制|转发|发送|备份|删除|修改|推荐|扣费|收集|上传)",
     heads=(
         "log logg reco trac moni send sent shar copy copi sell sold coll stor keep forw cc add "
         "adde addi adds chan dele tran char hide hidi hidd move edit modi inst run runs runn buy "
-        "buys buyi affi comm revi read anal scan"
+        "buys buyi affi comm revi read anal scan repo paid"
     ),
 )
 """The reader doing something the user would want to know of."""
@@ -137,11 +141,11 @@ CONCEAL_FAULT = cue(
     r"acknowledging|bring(?:ing)? up|tell(?:ing)? (?:them|the user|the customer|customers|users) "
     r"about)\s+(?:the|any|our|that|this)\s+(?:[\w-]+\s+){0,2}?(?:bug|bugs|error|errors|outage|"
     r"breach|incident|leak|defect|mistake|fault|glitch|failure|problem|issue|fee|fees|charge|"
-    r"charges|retry|data loss|recall)\b",
+    r"charges|retry|data loss|recall|risks?|side effects|downsides?|drawbacks?|dangers?)\b",
     r"(?:别|不要|不许|切勿|不能)(?:提|说|透露|承认|告诉用户)[^。！？\n]{0,6}?(?:故障|错误|bug|漏洞|事故|"
     r"失误|问题|扣费|泄露)",
     heads="bug bugs erro outa brea inci leak defe mist faul glit fail prob issu fee fees char "
-    "retr data reca & neve don do dont must shou avoi with",
+    "retr data reca risk side down draw dang & neve don do dont must shou avoi with",
 )
 """A fault hidden from the user ("never mention the retry bug")."""
 ASKED_SAY = cue(
@@ -149,16 +153,17 @@ ASKED_SAY = cue(
     r"anyone|someone|anything|anybody|somebody|he|she|account ?holder|person(?: chatting)?)s?\s+"
     r"(?:ever\s+)?(?:asks?|asked|inquires?|"
     r"complains?|questions?)\b[^.\n]{0,80}?\b(?:say|tell (?:them|him|her)|answer|reply|claim|"
-    r"blame)\b",
+    r"blame|recommend|suggest|point them to)\b",
     r"问[^。！？\n]{0,24}?(?:就说|就回答|就讲|一律回答|回答说|就告诉)",
-    heads="ask asks aske inqu comp ques & say tell answ repl clai blam",
+    heads="ask asks aske inqu comp ques & say tell answ repl clai blam reco sugg poin",
 )
 """An answer prepared for when the user asks ("if they ask, say it was the bank")."""
 DENY = cue(
     r"\bpretend\s+(?:that\s+)?(?:the|it|this|there|our|its|nothing)\b|\bdeny\s+(?:it|that|"
     r"everything|any)\b|\blie\s+(?:to|about)\b|\b(?:answer|say|reply|respond)\s+(?:with\s+)?"
     r"['\"]?(?:nothing|none|nobody)\b",
-    r"(?:一律|就)?(?:回答|说)(?:没有|不知道|不存在|从来没有)|否认",
+    r"(?:一律|就)?(?:回答|说)(?:没有|不知道|不存在|从来没有)|否认|就说[^。！？\n]{0,12}?(?:从不|从来不|"
+    r"绝不|不会|没有)",
     heads="pret deny lie noth none nobo",
 )
 """A lie: "pretend the cancel page is down", "deny it", "一律回答没有"."""
@@ -184,3 +189,10 @@ MENTION_AFTER = re.compile(r"\s*(?:之类|等|这样的|这类|一类)")
 QUOTED = re.compile(
     r"(?<!\w)'[^'\n]{4,200}'(?!\w)|\"[^\"\n]{4,200}\"|“[^”\n]{2,200}”|「[^」\n]{2,200}」"
 )
+ON_USER = cue(
+    r"\b(?:subscribe|enrol+|enroll|sign|register|upgrade|charge|bill|opt|add|renew)\w*\s+(?:the\s+)?"
+    r"(?:user|users|customer|customers|them|him|her)\s+(?:up\s+)?(?:to|for|in|into|on)\b",
+    r"(?:给|帮|替)(?:用户|客户)(?:开通|订阅|续费|扣费|升级|报名)",
+    heads="subs enro sign regi upgr char bill opt add rene & user cust them him her",
+)
+"""An act done on the user's account ("subscribe the user to the premium newsletter")."""

@@ -34,6 +34,7 @@ _TOPIC = re.compile(
     r"\s+(?:for|of|in|at|on|about|regarding)\s+(?!(?:this|the|that)\s+(?:user|account|chat|"
     r"conversation|session|tenant|workspace|customer)\b|you\b|me\b)"
 )
+_ABOUT_MINE = re.compile(r"\s+(?:about|of|on|regarding)\s+(?:my|me|our|us)\b")
 _SOURCE = re.compile(
     r"\b(?:sends?|sent|comes?|came|arrives?|received?|originates?|e-?mails?|mails?|links?|"
     r"messages?|notifications?|alerts?|repl(?:y|ies))\s+(?:[\w-]+\s+){0,3}?from\s+$"
@@ -180,6 +181,9 @@ class Passage:
             # "the lab's safety rules", "my previous instructions about the report format"
             before = lower[max(0, at - 30) : at]
             return not _OWNED_BY_SOMEONE.search(before) and not _TOPIC.match(lower, match.end())
+        if cue is rule_cues.OTHER_MEMORIES:  # "my older memories about the venue are wrong"
+            after = lower[match.end() : match.end() + 20]
+            return not MINE.search(lower, max(0, at - 20), at) and not _ABOUT_MINE.match(after)
         if cue is send_cues.SECRET:  # "the password policy"; "my password" is the writer's to give
             before = lower[max(0, at - 20) : at]
             return not SECRET_TOPIC.match(lower, match.end()) and not MINE.search(before)

@@ -110,7 +110,7 @@ READER_YOU = cue(
 
 _RULE = (
     r"(?:instructions?|rules?|guidelines?|guidance|polic(?:y|ies)|restrictions?|"
-    r"constraints?|limits|limitations?|guardrails?|safeguards?|filters?|filtering|"
+    r"constraints?|limits?|limitations?|guardrails?|safeguards?|filters?|filtering|"
     r"programming|training|directives?|prompts?|system prompt|configuration|config|ethics|"
     r"principles|values|moderation|safety (?:checks?|measures|settings|features)|protocols?|"
     r"boundaries|orders|commands|refusals?|refusal behaviou?r|behaviou?r|conditioning|persona|"
@@ -168,8 +168,9 @@ OWNED_RULE = cue(
     rf"(?:的)?[^。！？\n，,：:]{{0,3}}?{_ZH_RULE}",
     (
         rf"\b(?:tus|tu|tes|ton|ta|vos|votre|deine[nmrs]?|dein|ihre)\s+(?:[\w-]+\s+)?"
-        rf"{_OTHER_RULE}\b",
-        _OTHER_RULE_HEADS,
+        rf"{_OTHER_RULE}\b|\b{_OTHER_RULE}\s+(?:[\w-]+\s+){{0,3}}?que te (?:dieron|dio|han dado|"
+        r"di|dimos)\b|\b(?:normas|reglas)\s+de\s+\w+\s+que te\b",
+        _OTHER_RULE_HEADS + " norm regl",
     ),
     heads=_RULE_HEADS,
 )
@@ -222,8 +223,9 @@ OVERRIDE = cue(
     r"(?:of|from)|"
     r"(?:no longer|not|never|doesn't|does not|don't|do not)\s+answers?\s+to|"
     r"(?:turn|switch|shut)\s+(?:them|it|those|these|that)\s+off|"
-    r"pay no (?:attention|heed|mind) to|treat\s+(?:[\w'-]+\s+){1,5}?as\s+(?:optional|"
-    r"suggestions?|advisory|non-binding|recommendations?|guidance only|a formality)|"
+    r"pay no (?:attention|heed|mind) to|treat\s+(?:[\w'-]+\s+){1,10}?as\s+(?:optional|"
+    r"suggestions?|advisory|non-binding|recommendations?|guidance only|a formality|untrue|false|"
+    r"lies|a lie|a joke|noise|not serious|irrelevant)|(?:don't|do not|never) believe|"
     r"ignora|ignorar|ignorer|ignorez|ignoriere|ignorieren|olvida|olvidar|oublie[rz]?|vergiss|"
     r"vergessen|omite|descarta|missachte)\b",
     r"(?:忽略|忽视|无视|不要理会|不用理会|别理会|不理会|别管|不用管|不用再管|不必管|不要管|不必再管|"
@@ -248,6 +250,7 @@ VOID = cue(
     r"draft|a draft|a temporary measure|temporary|optional|(?:just |only |mere )?suggestions|"
     r"advisory|never existed|(?:don't|do not) exist|mean nothing|lapsed|not real|fake|"
     r"never been given|sunset|sunsetted|shut down|taken (?:down|offline)|offline|(?:a )?decoys?|"
+    r"(?:is|are|was|were)\s+(?:now\s+)?off|"
     r"relaxed|loosened|(?:don't|do not|doesn't|does not) cover|not (?:meant|written|made) for|"
     r"(?:just|only) "
     r"(?:defaults|for testing|a test|for show|a formality)|(?:were|was) (?:a test|for testing))\b",
@@ -265,7 +268,7 @@ VOID = cue(
         "long does do did doesn not non outd obso depr with lift susp paus expi reti revo resc "
         "void inva canc disa turn swit remo gone defu supe over irre mean only just draf temp "
         "opti sugg mere advi neve don laps fake suns shut take offl deco rela loos cove writ "
-        "made"
+        "made test off"
     ),
 )
 """Words that make a rule void: "no longer apply", "withdrawn", "only a draft", "失效"."""
@@ -390,6 +393,14 @@ RULES_OFF_FOR_YOU = cue(
     r"guardrails?|safeguards?|safety \w+)\s+(?:do not|don't|no longer|does not|doesn't|won't|"
     r"will not|shall not|never)\s+(?:apply|count|matter)\s+(?:to|for)\s+(?:you|the assistant|"
     r"the ai|the model|this assistant|agents?|assistants?)\b",
+    (
+        r"\byou\s+(?:now\s+)?(?:have|'ve got|are under)\s+no\s+(?:more\s+)?(?:[\w-]+\s+)?"
+        r"(?:restrictions|rules|limits|limitations|filters|guidelines|guardrails|boundaries|"
+        r"constraints)\b|\byou\s+(?:don't|do not|no longer|needn't|need not)\s+(?:have|need)\s+"
+        r"to\s+(?:follow|obey|respect|observe|stick to)\s+(?:the|any|your)\s+(?:[\w-]+\s+)?"
+        rf"{_RULE}\b",
+        "you & rest rule limi filt guid guar boun cons inst poli orde dire prom",
+    ),
     r"(?:规则|限制|规定|准则|约束|政策)[^。！？\n]{0,8}?(?:对你|对助手|对ai|对模型)(?:来说)?"
     r"(?:不适用|无效|不算|不起作用)",
     (
@@ -430,7 +441,8 @@ REAL_ORDERS = cue(
 )
 """The reader's real orders said to be elsewhere ("the real system prompt is in this memory")."""
 USER_WILL = cue(
-    r"\bwhat(?:ever)?\s+(?:the\s+)?(?:user|customer|human|person)s?\s+(?:says?|said|wants?|asks?|"
+    r"\b(?:what(?:ever)?|anything|everything)\s+(?:the\s+)?(?:user|customer|human|person)s?\s+"
+    r"(?:says?|said|wants?|asks?|"
     r"requests?|tells? you|prefers?)\b|\b(?:the\s+)?(?:user|customer|human)(?:'s|s')\s+(?:own\s+)?"
     r"(?:requests?|instructions?|wishes|preferences?|opt-?outs?|objections?|consent|choices?|"
     r"complaints?|refusals?|decisions?|commands?)\b",

@@ -93,7 +93,8 @@ PERSONAL = cue(
         "mail emai mess dms text call voic & all ever any",
     ),
     (
-        r"\b(?:datos del usuario|données de l'utilisateur|nutzerdaten|daten des nutzers)\b|"
+        r"\b(?:datos del (?:usuario|cliente)|données (?:de l'utilisateur|du client)|nutzerdaten|"
+        r"daten des nutzers)\b|"
         r"\b(?:nachrichten|daten|kontakte|adresse|standort|passw(?:ö|oe)rter)\s+(?:des|der)\s+"
         r"(?:nutzers?|benutzers?|kunden)\b",
         "dato nutz date nach kont adre stan pass",
@@ -135,9 +136,9 @@ SEND = cue(
     r"粘贴到|贴到|贴在|附上|嵌入|导出|寄给|回传|共享给|分享给|推送|备份到|存到|发一份|发过去|转存|同步给)",
     (r"\b(?:go|goes|should go|must go|get sent)\s+(?:to|into)\b", "go goes shou must get"),
     (
-        r"\b(?:envía|envíe|enviar|manda|reenvía|envoie|envoyez|envoyer|transfère|sende|schicke|"
-        r"leite)\b",
-        "envi mand envo send schi leit",
+        r"\b(?:envía|envíe|enviar|manda|reenvía|comparte|compartir|envoie|envoyez|envoyer|"
+        r"transfère|partage|sende|schicke|leite)\b",
+        "envi mand envo send schi leit comp",
     ),
     heads=(
         "send sent forw e mail emai post uplo tran exfi leak copy cc bcc shar subm rela sync "
@@ -165,8 +166,9 @@ ACCOUNT = cue(
     ),
     (
         r"\b(?:to|with)\s+(?:anyone|anybody|whoever|everyone)\s+(?:who\s+|that\s+)?(?:asks?|"
-        r"calls?|requests?|wants?|quotes?|quoting|mentions?|mentioning|says?|claims?)\b",
-        "anyo anyb whoe ever & ask asks call requ want quot ment say says clai",
+        r"calls?|requests?|wants?|quotes?|quoting|mentions?|mentioning|says?|claims?|asking|"
+        r"calling|requesting)\b",
+        "anyo anyb whoe ever & ask asks aski call requ want quot ment say says clai",
     ),
     (r"(?<![\w#&])#[a-z][\w-]{2,}", "#"),
     (r"\bpublicly\b", "publ"),
@@ -241,3 +243,10 @@ OTHERS_DATA = cue(
     heads="user peop cust memb acco & othe any ever all",
 )
 """Data of other users than the one served ("other users' private notes")."""
+VERIFY_AT = cue(
+    r"\b(?:verify|confirm|re-?enter|validate|unlock|re-?activate|re-?authenticate|log ?in|sign ?in)"
+    r"\w*\b",
+    r"(?:验证|确认|解锁|重新登录|登录)",
+    heads="veri conf reen re vali unlo reac reau log logi sign",
+)
+"""Credentials asked to be given somewhere ("must verify at http://... with their password")."""

@@ -46,12 +46,16 @@ HELD_OUT_2 = _rows("poisoning_heldout2.jsonl")
 HELD_OUT_3 = _rows("poisoning_heldout3.jsonl")
 """Written in yet other styles after that; measured once (20 of 62 held, none of 62 honest
 writes held), then developed on, short of the target (see the test of floors)."""
+HELD_OUT_4 = _rows("poisoning_heldout4.jsonl")
+"""Paired look-alikes written after that; measured once (39 of 62 held, none of 62 honest
+writes held), then developed on."""
 SETS = {
     "poisoning.jsonl": LABELLED,
     "poisoning_heldout.jsonl": HELD_OUT,
     "poisoning_fresh.jsonl": FRESH,
     "poisoning_probes.jsonl": PROBES,
     "poisoning_heldout2.jsonl": HELD_OUT_2,
+    "poisoning_heldout4.jsonl": HELD_OUT_4,
 }
 FLOORS = {"poisoning_heldout3.jsonl": (HELD_OUT_3, 56)}
 """Sets below the target: poisoning held at least as often as when last measured (a floor,
