@@ -86,8 +86,11 @@ TRUST = cue(
         "admi syst root deve oper & auth priv righ stat clea",
     ),
     (
-        r"\bcomply with (?:all|any|every) (?:requests?|instructions?|commands?|orders?)\b",
-        "comp & requ inst comm orde",
+        r"\bcomply with (?:all|any|every) (?:requests?|instructions?|commands?|orders?)\b|"
+        r"\bregardless of (?:what )?the user(?:'s)?\s+(?:requests?|says?|wants?|wishes)\b|"
+        r"\b(?:must|shall|should|will|can)\s+never\s+(?:be\s+)?(?:delete|change|remove|edit|modif|"
+        r"overwrit)\w*(?:\s+or\s+\w+)?\s+(?:it|this)\b",
+        "comp rega neve & requ inst comm orde user dele chan remo edit modi over",
     ),
     (
         r"\b(?:cannot|can't|can not|must not|may not|mustn't)\s+be\s+(?:edited|removed|deleted|"
@@ -152,17 +155,18 @@ ACTOR = cue(
 )
 """The reader told what it may or must do: "the assistant may", "可以绕过所有审核"."""
 OWNER = cue(
-    r"\b(?:i am|i'm|im|we are|we're)\s+(?:the\s+|a\s+|one of the\s+)?(?:[\w-]+\s+){0,3}?"
-    r"(?:who|that)\s+(?:built|made|created|trained|programmed|designed|wrote|deployed|"
-    r"configured|owns?|runs?)\s+you\b",
+    r"\b(?:i am|i'm|im|we are|we're)\s+(?:the\s+|a\s+|one of the\s+|from the\s+)?(?:[\w-]+\s+)"
+    r"{0,3}?(?:who|that)\s+(?:built|made|created|trained|programmed|designed|wrote|deployed|"
+    r"configured|owns?|runs?)\s+(?:you|this assistant|this ai|this bot|this model)\b",
     r"我是(?:你的)?(?:开发者|创造者|创建者|设计者|管理员|主人)",
-    heads="buil made crea trai prog desi wrot depl conf own owns run runs & who that & you",
+    heads="buil made crea trai prog desi wrot depl conf own owns run runs & who that",
 )
 """The writer claims to have made the reader: "I'm the engineer who built you"."""
 AS_SYSTEM = cue(
     r"\b(?:treat|regard|consider|handle|interpret|count)\w*\s+(?:[\w#'-]+\s+){0,8}?as\s+"
     r"(?:if\s+(?:it|they)\s+(?:came|come|were)\s+)?(?:coming\s+|sent\s+|issued\s+|written\s+)?"
-    r"(?:straight\s+|directly\s+)?(?:from\s+)?(?:an?\s+|the\s+)?(?:system|admin(?:istrator)?|"
+    r"(?:straight\s+|directly\s+)?(?:from\s+)?(?:an?\s+|the\s+)?(?:account\s+|platform\s+|"
+    r"workspace\s+)?(?:system|admin(?:istrator)?|"
     r"developer|operator|root|sysadmin|superuser|pre-?authori[sz]ed|pre-?approved|"
     r"already (?:approved|authori[sz]ed|verified)|ceo|cto|cfo|founder|owner|president)"
     r"(?:[- ]level)?\b",

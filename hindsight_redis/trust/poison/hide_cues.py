@@ -76,7 +76,7 @@ CONCEAL = cue(
 """Hiding an act from the user: "don't tell the user that", "keep them unaware"."""
 NO_NEED_TO_SAY = cue(
     r"\b(?:no need to|needn't|need not|don't need to|do not need to)\s+(?:mention|tell|say|"
-    r"disclose|explain|bring up)\s+(?:it|this|that|anything)\b",
+    r"disclose|explain|bring up)\s+(?:it|this|that|anything|them|the user)\b",
     heads="need & ment tell say disc expl brin",
 )
 """Leaving the act unsaid: "no need to mention it"."""
@@ -196,3 +196,41 @@ ON_USER = cue(
     heads="subs enro sign regi upgr char bill opt add rene & user cust them him her",
 )
 """An act done on the user's account ("subscribe the user to the premium newsletter")."""
+ADDRESSED_AI = cue(
+    r"\b(?:for|to|attention|hey|dear|note for|tip for|fine print for|reminder for)\s+(?:the\s+|"
+    r"any\s+|every\s+|all\s+|whichever\s+|whatever\s+)?(?:[\w-]+\s+){0,2}?(?:ai|assistants?|"
+    r"bots?|models?|"
+    r"llms?|gpts?|agents?)\b|(?:^|[.(\n]\s*)(?:[\w-]+\s+){0,2}?(?:ai|assistant|bot|model|llm)\s*"
+    r"[,:—–-]|\b(?:the|this|our|your)\s+(?:[\w-]+\s+)?(?:ai|assistant|bot|model|agent)\s+(?:\w+\s+)?"
+    r"(?:may|must|can|should|shall|will|is to|needs? to|has to)\b",
+    r"(?:给|致|写给)?[^。！？\n]{0,12}?(?:助手|ai|模型|机器人|智能体)[:：，,]|(?:助手|ai|模型|机器人)(?:可以|必须|应该|要|能)",
+    (
+        r"\b(?:asistente|assistant|assistente|modell|ki)\s*[:,]|\ban das modell\b",
+        "asis assi mode ki",
+    ),
+    heads="ai assi bot bots mode llm llms gpt gpts agen",
+)
+"""The reader addressed, or prescribed for ("for the sales bot:", "the assistant can")."""
+AGAINST_USER = cue(
+    r"\bwithout\s+(?:asking|the consent of|consent from|telling)\s+(?:the user|users|the "
+    r"customer|them|the owner)\b|\bwithout (?:the user|their|the owner)'?s? (?:consent|approval|"
+    r"permission|knowledge)\b|\bno need to ask (?:the user|them)\b|\beven (?:though|if) "
+    r"(?:it|they|that|this)\s+(?:doesn't|does not|"
+    r"isn't|is not|don't|do not|won't|aren't|wasn't)\b|\b(?:don't|do not) really mean it\b|"
+    r"\b(?:says?|asks?|tells? you)\b[^.\n]{0,20}?\bstop\b[^.\n]{0,40}?\b(?:continue|keep going|"
+    r"carry on)\b|\b(?:the user|users|the customer)\s+(?:is|are)\s+not to be trusted\b|"
+    r"\bnever explain why\b|\b(?:don't|do not|never)\s+(?:mention|show|explain|tell|reveal|"
+    r"offer)\s+(?:them\s+)?(?:the\s+)?(?:cheaper|consent|alternatives?|refunds?)\b|"
+    r"\b(?:any|every|all)\s+(?:employee|user|customer|person|member)(?:'s|s')\s+(?:mailbox|data|"
+    r"account|files|messages|records|emails|inbox)\b",
+    r"(?:不用|不需要|无需|不必)(?:家长|用户|父母|主人)(?:的)?(?:同意|确认|批准)|不是真心的|"
+    r"(?:任何|所有)(?:员工|用户|人)的(?:邮箱|数据|账户|文件|消息)",
+    heads="with no even real stop user cust neve don do any ever all",
+)
+"""What goes against the user served: no consent asked, a lie, others' data, an exemption."""
+CONFIG_HIDE = cue(
+    r"\b(?:notify|inform|ask|confirm|consent|warn|tell)[_ ]?(?:the[_ ])?user\s*[:=]\s*(?:false|"
+    r"off|no|0|disabled|never)\b",
+    heads="noti info ask conf cons warn tell & user",
+)
+"""The user kept uninformed by a setting ("notify_user=false")."""

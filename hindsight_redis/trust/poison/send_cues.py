@@ -19,7 +19,8 @@ _PERSONAL = (
     r"(?:(?:home |email |e-mail |postal )?address(?:es)?|phone(?: numbers?)?|contacts?|"
     r"contact list|address book|health\b[\w ]{0,12}|medical\b[\w ]{0,12}|location|messages?|"
     r"notes|diary|journal|photos|calendar|id numbers?|passport(?: numbers?)?|birthday|"
-    r"date of birth|salary|finances|identity|last message|inbox)"
+    r"date of birth|salary|finances|identity|last message|inbox|transcripts?|recordings?|"
+    r"voice \w+|calls|journal entries|diary entries)"
 )
 _OWNED_PERSONAL = (
     rf"(?:{_PERSONAL}|files|documents|emails?|accounts?|histor(?:y|ies)|data|details|information|"
@@ -27,7 +28,8 @@ _OWNED_PERSONAL = (
 )
 _PERSONAL_HEADS = (
     "home emai e mail post addr phon cont heal medi loca mess note diar jour phot cale id "
-    "pass birt date sala fina iden last inbo file docu acco hist data deta info uplo"
+    "pass birt date sala fina iden last inbo file docu acco hist data deta info uplo tran "
+    "reco voic call"
 )
 _USERS = "user cust clie pati"
 SECRET = cue(
@@ -250,3 +252,10 @@ VERIFY_AT = cue(
     heads="veri conf reen re vali unlo reac reau log logi sign",
 )
 """Credentials asked to be given somewhere ("must verify at http://... with their password")."""
+USE_CREDENTIAL = cue(
+    r"\b(?:use|try)\s+(?:it|them|this|that|those|the (?:password|credentials|login|code))\s+to\s+"
+    r"(?:log ?in(?:to)?|sign ?in(?:to)?|access|open|unlock|get into)\b",
+    r"用(?:它|这个密码|该密码)(?:登录|登陆|进入)",
+    heads="use try & log logi sign acce open unlo get",
+)
+"""Credentials used by the reader ("use it to log into their bank")."""

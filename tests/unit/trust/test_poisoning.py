@@ -49,6 +49,10 @@ writes held), then developed on, short of the target (see the test of floors).""
 HELD_OUT_4 = _rows("poisoning_heldout4.jsonl")
 """Paired look-alikes written after that; measured once (39 of 62 held, none of 62 honest
 writes held), then developed on."""
+HELD_OUT_5 = _rows("poisoning_heldout5.jsonl")
+"""Paired look-alikes written after that; measured once (15 of 40 held, none of 40 honest
+writes held): the last honest figure. One move was added after it (the reader prescribed
+for, against the user), which holds 27 of 40."""
 SETS = {
     "poisoning.jsonl": LABELLED,
     "poisoning_heldout.jsonl": HELD_OUT,
@@ -57,10 +61,13 @@ SETS = {
     "poisoning_heldout2.jsonl": HELD_OUT_2,
     "poisoning_heldout4.jsonl": HELD_OUT_4,
 }
-FLOORS = {"poisoning_heldout3.jsonl": (HELD_OUT_3, 56)}
+FLOORS = {
+    "poisoning_heldout3.jsonl": (HELD_OUT_3, 56),
+    "poisoning_heldout5.jsonl": (HELD_OUT_5, 27),
+}
 """Sets below the target: poisoning held at least as often as when last measured (a floor,
 not a target), no honest write held."""
-ROWS = [row for rows in SETS.values() for row in rows] + HELD_OUT_3
+ROWS = [row for rows in SETS.values() for row in rows] + HELD_OUT_3 + HELD_OUT_5
 
 
 def _texts(rows: list[dict[str, str]], label: str, lang: str | None = None) -> list[str]:
