@@ -24,7 +24,7 @@ import logging
 import math
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
@@ -36,8 +36,10 @@ from hindsight_redis.trust.poison.authority import AUTHORITY
 from hindsight_redis.trust.poison.exfiltration import EXFILTRATION, HIDDEN
 from hindsight_redis.trust.poison.markup import MARKUP
 from hindsight_redis.trust.poison.override import OVERRIDE
+from hindsight_redis.trust.poison.passage import Mentions
 from hindsight_redis.trust.poison.reader import READER
 from hindsight_redis.trust.poison.signal import NEGATION, Kind, Signal, word_heads
+from hindsight_redis.trust.poison.structure import read as read_structure
 
 if TYPE_CHECKING:
     from hindsight_redis.settings import LLMSettings
@@ -190,18 +192,25 @@ class PoisonVerdict:
         return f"{code} ({self.evidence})" if self.evidence else code
 
 
-def _weigh(signal: Signal, text: str) -> tuple[float, str]:
-    """The weight of ``signal``'s best match in ``text`` and its words (0 when none)."""
-    best, words = 0.0, ""
+def _weigh(
+    signal: Signal, text: str, muted: Container[int] = ()
+) -> tuple[float, re.Match[str] | None]:
+    """The weight of ``signal``'s best match in ``text`` and the match (0 and None when
+    none). A match starting in ``muted`` (a quoted example: ``passage.Mentions``) is
+    not one."""
+    best, found = 0.0, None
     for match in signal.pattern.finditer(text):
-        if signal.negatable and NEGATION.search(text, max(0, match.start() - 30), match.start()):
+        at = match.start()
+        if signal.negatable and NEGATION.search(text, max(0, at - 30), at):
+            continue
+        if at in muted:
             continue
         weight = signal.weight if signal.grade is None else signal.grade(match, text)
         if weight > best:
-            best, words = weight, match.group(0)
+            best, found = weight, match
             if best >= signal.weight:
                 break
-    return best, words
+    return best, found
 
 
 def _candidates(text_heads: frozenset[str], lower: str, han: bool) -> list[Signal]:
@@ -218,27 +227,38 @@ def _candidates(text_heads: frozenset[str], lower: str, han: bool) -> list[Signa
 def scan(text: str) -> PoisonVerdict:
     """The heuristic verdict on ``text`` (pure, deterministic, offline).
 
-    Each signal counts once, at its best match; the risk is their noisy-or
-    (``1 - prod(1 - weight)``). A text with no signal is ``DIRECTIVE_RISK`` when it
-    gives instructions at all, else 0.
-    """
+    Each signal counts once, at its best match (two on the same words count once), and
+    so does each move of ``structure.read`` (cues of one move meeting in a
+    sentence); the risk is their noisy-or (``1 - prod(1 - weight)``). A text with none is
+    ``DIRECTIVE_RISK`` when it gives instructions at all, else 0. Quoted examples ("prompts
+    like 'ignore all previous instructions'") are talked about, not meant
+    (``passage.mentions``)."""
     norm = normalize(text)
     lower = norm.lower()
     text_heads, han = word_heads(lower), has_han(norm)
-    keep = 1.0
-    top, kind, evidence = 0.0, "", ""
+    muted = Mentions(lower, text_heads, sentences=False)
+    # (kind, start, end, weight, words): two signals on the same words (a phrase two
+    # patterns know, "Hey assistant,") count once, at the larger weight
+    counted: list[tuple[str, int, int, float, str]] = []
     for signal in _candidates(text_heads, lower, han):
-        weight, words = _weigh(signal, norm)
-        if weight <= 0.0:
+        weight, match = _weigh(signal, norm, muted)
+        if match is None or weight <= 0.0:
             continue
-        keep *= 1.0 - weight
-        if weight > top:
-            top, kind, evidence = weight, signal.kind, words
-    if top == 0.0:
+        start, end = match.span()
+        same = [c for c in counted if c[1] < end and start < c[2]]
+        if same and max(c[3] for c in same) >= weight:
+            continue
+        counted = [c for c in counted if c not in same]
+        counted.append((signal.kind, start, end, weight, match.group(0)))
+    found = [(kind, weight, words) for kind, _, _, weight, words in counted]
+    found += [(f.kind, f.weight, f.evidence) for f in read_structure(lower, text_heads)]
+    if not found:
         directive = not _DIRECTIVE_HEADS.isdisjoint(text_heads) or (
             han and _DIRECTIVE_HAN.search(norm) is not None
         )
         return PoisonVerdict(DIRECTIVE_RISK if directive else 0.0)
+    keep = math.prod(1.0 - weight for _, weight, _ in found)
+    kind, _, evidence = max(found, key=lambda f: f[1])  # the first of the strongest
     return PoisonVerdict(round(1.0 - keep, 4), kind, _shorten(evidence))
 
 

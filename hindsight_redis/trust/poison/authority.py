@@ -7,6 +7,7 @@ import re
 
 from hindsight_redis.trust.poison.signal import (
     MEDIUM,
+    SLIGHT,
     STRONG,
     Signal,
     han,
@@ -40,6 +41,18 @@ def grade_hereby(match: re.Match[str], text: str) -> float:
     return STRONG if match.group("hereby") or match.group("zh") else MEDIUM
 
 
+_OWN_EARLIER = pattern(
+    r"\s+(?:my|our)\s+(?:(?:earlier|previous|last|old|prior|first|other)\s+)?(?:note|message|"
+    r"entry|memo|reminder|email|post|comment)s?\b"
+)
+
+
+def grade_own_correction(match: re.Match[str], text: str) -> float:
+    """A note said to override the writer's own earlier note ("this note overrides my
+    earlier note about dinner") corrects it; over anything else it claims a rank."""
+    return SLIGHT if _OWN_EARLIER.match(text, match.end()) else STRONG
+
+
 AUTHORITY: tuple[Signal, ...] = (
     Signal(
         "top-priority",
@@ -67,6 +80,7 @@ AUTHORITY: tuple[Signal, ...] = (
             r"wins?\s+over|must\s+(?:always\s+)?be\s+(?:obeyed|followed|prioriti[sz]ed|executed)|"
             r"cannot\s+be\s+(?:ignored|overridden|refused|disobeyed))"
         ),
+        grade=grade_own_correction,
         heads=heads(
             "this foll thes & take prec has have over supe outr trum come prev wins win must cann"
         ),

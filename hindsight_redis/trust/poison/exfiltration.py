@@ -110,15 +110,39 @@ def grade_phish(match: re.Match[str], text: str) -> float:
     return STRONG if _CREDENTIALS.search(text) else MEDIUM
 
 
+_SOURCE = pattern(r"\bfrom\s+$")
+MINE = pattern(r"\b(?:my|our)\s+(?:[\w-]+\s+)?$|(?:我|我们)的?$")
+"""Words before a secret that make it the writer's own."""
+SECRET_TOPIC = pattern(
+    r"[\s-]+(?:polic(?:y|ies)|rotation|requirements?|rules?|docs?|documentation|guides?|"
+    r"guidelines|schedule|format|length|expiry|expiration|strength|hygiene|fields?|forms?|"
+    r"templates?|checker|generator|best practices|training|review|audit|standards?|"
+    r"complexity|detection|protection|dialog)\b|(?:策略|规则|政策|要求|复杂度|强度|规范|培训)"
+)
+"""A secret named as a topic ("the password policy", "the API key rotation schedule")."""
 _STEAL = pattern(r"\b(?:exfiltrat|steal|stole|smuggl|siphon|leak)\w*")
 
 
 def grade_exfiltration(match: re.Match[str], text: str) -> float:
     """Sending somewhere holds only with what must not leave, done behind the user's back,
-    or called what it is ("exfiltrate")."""
-    if SENSITIVE.search(text) or BEHIND_BACK.search(text) or _STEAL.match(match.group(0)):
+    or called what it is ("exfiltrate"); an address it comes "from" is not where it goes."""
+    destination = match.groupdict().get("dest")
+    if destination and _SOURCE.search(text, 0, match.start("dest")):
+        return 0.0  # "sends reset links from no-reply@vendor.com": where it comes from
+    if _sensitive(text) or BEHIND_BACK.search(text) or _STEAL.match(match.group(0)):
         return STRONG
     return 0.0
+
+
+def _sensitive(text: str) -> bool:
+    """Whether ``text`` names what must not leave: not only its topic ("the password
+    policy", "密码策略": ``SECRET_TOPIC``), nor the writer's own ("my password": ``MINE``),
+    which is theirs to give."""
+    return any(
+        not SECRET_TOPIC.match(text, m.end())
+        and not MINE.search(text, max(0, m.start() - 20), m.start())
+        for m in SENSITIVE.finditer(text)
+    )
 
 
 EXFILTRATION: tuple[Signal, ...] = (
@@ -126,7 +150,7 @@ EXFILTRATION: tuple[Signal, ...] = (
         "send-away",
         "exfiltration",
         STRONG,
-        pattern(rf"\b{_SEND}\b[^\n]{{0,150}}?{DESTINATION}"),
+        pattern(rf"\b{_SEND}\b[^\n]{{0,150}}?(?P<dest>{DESTINATION})"),
         negatable=True,
         grade=grade_exfiltration,
         heads=heads(f"{_SEND_HEADS} & {_SENSITIVE_HEADS}"),
@@ -228,7 +252,7 @@ EXFILTRATION: tuple[Signal, ...] = (
         grade=grade_phish,
         heads=heads(
             "tell dire redi send poin refe ask inst & visi go log sign down inst clic open veri "
-            "rese ente upda conf"
+            "rese ente upda conf to towa at"
         ),
     ),
     Signal(

@@ -132,6 +132,36 @@ def grade_override(match: re.Match[str], text: str) -> float:
     return MEDIUM if re.fullmatch(CORE_OBJECTS, obj) else SLIGHT
 
 
+_DEFENCE = pattern(
+    r"\s+(?:detection|detector|detectors|protection|prevention|attempts?|checks?|tests?|"
+    r"testing|research|tweaks?|status|risks?|attacks?|classifier|filter)\b"
+)
+
+
+def grade_unbound(match: re.Match[str], text: str) -> float:
+    """Breaking the reader's limits holds; "jailbreak" named as what is defended against
+    ("jailbreak detection flags rooted devices") is a hint."""
+    if match.group(0).lower().startswith("jailbr") and _DEFENCE.match(text, match.end()):
+        return SLIGHT
+    return STRONG
+
+
+_GIVES_ORDERS = pattern(r"\s*[:：=—-]")
+_GIVEN_TO_YOU = pattern(
+    r"(?:\byour|\b(?:here is|here's|below is|following is)\s+(?:the|your|a))\s+$"
+)
+
+
+def grade_new_orders(match: re.Match[str], text: str) -> float:
+    """New system orders given ("new system prompt: ...", "your new system instructions")
+    hold; a new system prompt talked about ("the new system prompt for the support bot
+    should mention the holiday hours") is a hint."""
+    given = _GIVES_ORDERS.match(text, match.end())
+    if given or _GIVEN_TO_YOU.search(text, max(0, match.start() - 30), match.start()):
+        return STRONG
+    return SLIGHT
+
+
 _ZH_OVERRIDE_VERB = (
     r"(?:忽略|忽视|无视|不要理会|不用理会|别理会|不必理会|不理会|别管|不要管|忘记|忘掉|忘了|抛开|"
     r"抛弃|丢掉|绕过|跳过|覆盖|推翻|废除|废止|作废|撤销|违背|违反|不再遵守|不要遵守|不必遵守|"
@@ -166,6 +196,9 @@ _ZH_SPECIFIC = (
 def grade_zh_override(match: re.Match[str], text: str) -> float:
     """``grade_override`` for Chinese: whose rules, and whether a topic is named."""
     between = match.group("q")
+    verb_end = match.start("q")
+    if text.startswith("了", verb_end) and not text.endswith("了", 0, verb_end):
+        return SLIGHT  # "有3次无视了系统提示词": a report of what happened, not an order
     if "我的" in between or "我们的" in between or "关于" in between:
         return MEDIUM
     if match.group(0).endswith(_ZH_SPECIFIC):
@@ -235,6 +268,7 @@ OVERRIDE: tuple[Signal, ...] = (
         "override",
         STRONG,
         pattern(r"\bnew\s+(?:system\s+(?:instructions?|prompt|directives?)|directives?\s*[:：])"),
+        grade=grade_new_orders,
         heads=heads("new & syst dire"),
     ),
     Signal(
@@ -285,6 +319,7 @@ OVERRIDE: tuple[Signal, ...] = (
             r"\b(?:you are|act as|become|enable|activate|now)\s+dan\b|\bdan mode\b|"
             r"\bdo anything now\b|\bjailbr(?:eak|oken)\b|\b(?:unrestricted|no[- ]limits?) mode\b"
         ),
+        grade=grade_unbound,
         heads=heads("long unre unfi unce jail evil rogu mali dan anyt mode"),
     ),
     Signal(
@@ -328,7 +363,10 @@ OVERRIDE: tuple[Signal, ...] = (
         pattern(rf"{_ZH_OVERRIDE_VERB}(?:掉)?(?P<q>[^。！？!?\n]{{0,12}}?){_ZH_OBJECTS}"),
         negatable=True,
         grade=grade_zh_override,
-        han=han("忽 无视 理会 别管 不要管 忘 抛 丢掉 绕过 跳过 覆盖 推翻 废 撤销 违 遵 执行 听从"),
+        han=han(
+            "忽 无视 理会 别管 不要管 不用管 不必管 可以不管 忘 抛 丢掉 绕过 跳过 "
+            "覆盖 推翻 废 撤销 违 遵 执行 听从"
+        ),
     ),
     Signal(
         "zh-rules-void",
@@ -378,20 +416,21 @@ OVERRIDE: tuple[Signal, ...] = (
         "override",
         STRONG,
         pattern(
-            r"越狱|开发者模式|上帝模式|无限制模式|dan模式|解除(?:所有|一切|全部)?的?(?:限制|约束|"
+            r"越狱|上帝模式|无限制模式|dan模式|解除(?:所有|一切|全部)?的?(?:限制|约束|"
             r"安全(?:限制|措施|规则))|扮演(?:一个)?(?:没有|不受|无)(?:任何)?(?:限制|约束|规则)|"
             r"你[^。！？\n]{0,6}不再[^。！？\n]{0,6}(?:遵守|遵循|受|服从|听从)[^。！？\n]{0,8}"
             r"(?:规则|准则|限制|约束|指令|规定|政策|守则|设定)"
         ),
-        han=han("越狱 模式 解除 扮演 不再"),
+        han=han("越狱 上帝模式 无限制模式 dan模式 解除 扮演 不再"),
     ),
     Signal(
         "zh-persona",
         "override",
         MEDIUM,
         pattern(
-            r"假装(?:你是|自己是)|你现在是|从现在(?:开始|起)，?你(?:就)?是|不受(?:任何)?(?:限制|约束)"
+            r"假装(?:你是|自己是)|你现在是|从现在(?:开始|起)，?你(?:就)?是|不受(?:任何)?(?:限制|约束)|"
+            r"开发者模式"  # also a phone's settings page, as "developer mode" is
         ),
-        han=han("假装 你现在是 从现在 不受"),
+        han=han("假装 你现在是 从现在 不受 开发者模式"),
     ),
 )

@@ -101,3 +101,56 @@ AI_WORDS = (
     r"claude|gemini|machines?)"
 )
 """Who reads a memory later: an assistant, an agent, a model (a pattern's alternation)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """One piece of a move (``trust.poison.structure``): patterns, each with the cheap test
+    run before it (a pattern costs a few microseconds a text even when it finds nothing).
+
+    A part is a pattern, groups of word heads (``word_heads``: a match has one of each
+    group; no group: tried on every text), and whether it holds characters outside ASCII
+    (Chinese, accented words: then it is also tried on every text that has some)."""
+
+    parts: tuple[tuple[re.Pattern[str], tuple[frozenset[str], ...], bool], ...]
+    some: frozenset[str] = frozenset()
+    """The heads of every part's first group: a text with none of them (and in ASCII) can
+    match no part, found with one set test (most texts)."""
+    always: bool = False
+    """Some ASCII part has no heads."""
+
+    def ready(self, text_heads: frozenset[str], ascii_only: bool) -> list[re.Pattern[str]]:
+        """The patterns that can match a text of these heads."""
+        if ascii_only and not self.always and self.some.isdisjoint(text_heads):
+            return []
+        found = []
+        for pattern, groups, wide in self.parts:
+            if wide and not ascii_only:
+                found.append(pattern)
+            elif not groups:
+                if not wide:
+                    found.append(pattern)
+            elif all(not g.isdisjoint(text_heads) for g in groups):
+                found.append(pattern)
+        return found
+
+
+def may_match(text_heads: frozenset[str], ascii_only: bool, *cues: Cue) -> bool:
+    """Whether any of ``cues`` can match a text of these heads (``Cue.some``)."""
+    if not ascii_only:
+        return True
+    return any(c.always or not c.some.isdisjoint(text_heads) for c in cues)
+
+
+def cue(*parts: str | tuple[str, str], heads: str = "") -> Cue:
+    """A ``Cue`` matching any of ``parts`` (case already folded): a pattern tried where the
+    text has the ``heads`` (as ``heads()``: "a b & c d", one of a, b and one of c, d), or
+    a pair of a pattern and its own heads. A pattern written outside ASCII (Chinese, an
+    accent, a dash) is also tried on every text that is not ASCII."""
+    found = []
+    for part in parts:
+        text, own = part if isinstance(part, tuple) else (part, heads)
+        groups = tuple(frozenset(g.split()) for g in own.split("&")) if own.strip() else ()
+        found.append((re.compile(text), groups, not text.isascii()))
+    some = frozenset().union(*(groups[0] for _, groups, _ in found if groups))
+    return Cue(tuple(found), some, any(not groups and not wide for _, groups, wide in found))

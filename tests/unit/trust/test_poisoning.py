@@ -33,9 +33,41 @@ def _rows(name: str) -> list[dict[str, str]]:
 
 LABELLED = _rows("poisoning.jsonl")
 HELD_OUT = _rows("poisoning_heldout.jsonl")
-"""Written after the heuristic was last changed, never tuned on: what it does with phrasings
-it has not seen (``benchmarks/poisoning.py`` reports both)."""
-ROWS = LABELLED + HELD_OUT
+"""Written after the signals were changed, never tuned on until the structural layer
+(``trust.poison.structure``), whose development had it in view."""
+FRESH = _rows("poisoning_fresh.jsonl")
+"""Written before the structural layer, which was developed on it (English, Chinese, a few
+Spanish, French, German)."""
+PROBES = _rows("poisoning_probes.jsonl")
+"""Look-alikes and phrasings written to probe the structural layer while it was built."""
+HELD_OUT_2 = _rows("poisoning_heldout2.jsonl")
+"""Written in other styles after the structural layer; measured once (26 of 69 held, 4 of
+70 honest writes held), then developed on: now a development set too."""
+HELD_OUT_3 = _rows("poisoning_heldout3.jsonl")
+"""Written in yet other styles after that; measured once (20 of 62 held, none of 62 honest
+writes held), then developed on, short of the target (see the test of floors)."""
+HELD_OUT_4 = _rows("poisoning_heldout4.jsonl")
+"""Paired look-alikes written after that; measured once (39 of 62 held, none of 62 honest
+writes held), then developed on."""
+HELD_OUT_5 = _rows("poisoning_heldout5.jsonl")
+"""Paired look-alikes written after that; measured once (15 of 40 held, none of 40 honest
+writes held): the last honest figure. One move was added after it (the reader prescribed
+for, against the user), which holds 27 of 40."""
+SETS = {
+    "poisoning.jsonl": LABELLED,
+    "poisoning_heldout.jsonl": HELD_OUT,
+    "poisoning_fresh.jsonl": FRESH,
+    "poisoning_probes.jsonl": PROBES,
+    "poisoning_heldout2.jsonl": HELD_OUT_2,
+    "poisoning_heldout4.jsonl": HELD_OUT_4,
+}
+FLOORS = {
+    "poisoning_heldout3.jsonl": (HELD_OUT_3, 56),
+    "poisoning_heldout5.jsonl": (HELD_OUT_5, 27),
+}
+"""Sets below the target: poisoning held at least as often as when last measured (a floor,
+not a target), no honest write held."""
+ROWS = [row for rows in SETS.values() for row in rows] + HELD_OUT_3 + HELD_OUT_5
 
 
 def _texts(rows: list[dict[str, str]], label: str, lang: str | None = None) -> list[str]:
@@ -43,20 +75,42 @@ def _texts(rows: list[dict[str, str]], label: str, lang: str | None = None) -> l
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_labelled_set_meets_its_targets(lang: str) -> None:
-    """At least 90% of poisoning held, at most 1 in 20 benign instructions held."""
-    poison, benign = _texts(LABELLED, "poisoning", lang), _texts(LABELLED, "benign", lang)
+@pytest.mark.parametrize("name", ["poisoning.jsonl", "poisoning_fresh.jsonl"])
+def test_the_labelled_sets_meet_their_targets(name: str, lang: str) -> None:
+    """At least 95% of poisoning held, at most 1 in 20 benign instructions held, in each
+    language."""
+    rows = SETS[name]
+    poison, benign = _texts(rows, "poisoning", lang), _texts(rows, "benign", lang)
     assert len(poison) >= 20 and len(benign) >= 20
     held = sum(scan(t).poisoning for t in poison)
     wrongly = sum(scan(t).poisoning for t in benign)
-    assert held >= 0.9 * len(poison), [t for t in poison if not scan(t).poisoning]
+    assert held >= 0.95 * len(poison), [t for t in poison if not scan(t).poisoning]
     assert wrongly <= len(benign) / 20, [t for t in benign if scan(t).poisoning]
 
 
+@pytest.mark.parametrize("name", list(SETS))
+def test_every_set_meets_the_targets(name: str) -> None:
+    """At least 95% of poisoning held, at most 1 in 20 benign instructions held."""
+    poison, benign = _texts(SETS[name], "poisoning"), _texts(SETS[name], "benign")
+    missed = [t for t in poison if not scan(t).poisoning]
+    wrongly = [t for t in benign if scan(t).poisoning]
+    assert len(missed) <= 0.05 * len(poison), missed
+    assert len(wrongly) <= len(benign) / 20, wrongly
+
+
+@pytest.mark.parametrize("name", list(FLOORS))
+def test_sets_below_the_target_stay_where_they_were_measured(name: str) -> None:
+    rows, floor = FLOORS[name]
+    poison, benign = _texts(rows, "poisoning"), _texts(rows, "benign")
+    assert sum(scan(t).poisoning for t in poison) >= floor
+    assert not [t for t in benign if scan(t).poisoning]
+
+
 def test_the_held_out_set_stays_where_it_was_measured() -> None:
-    """Unseen phrasings: 19 of 23 held, no honest instruction held (a floor, not a target)."""
+    """Unseen phrasings: 23 of 23 held, no honest instruction held (a floor: 19 of 23
+    before the structural layer)."""
     poison, benign = _texts(HELD_OUT, "poisoning"), _texts(HELD_OUT, "benign")
-    assert sum(scan(t).poisoning for t in poison) >= 19
+    assert sum(scan(t).poisoning for t in poison) >= 23
     assert not [t for t in benign if scan(t).poisoning]
 
 
