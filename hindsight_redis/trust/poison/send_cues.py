@@ -33,6 +33,8 @@ _PERSONAL_HEADS = (
 )
 _USERS = "user cust clie pati"
 SECRET = cue(
+    # a secret the write edge masked before this judge reads the write (``trust.edge``)
+    (r"\[secret:[\w-]+\]", "secr"),
     (
         r"(?<![\w.])\.env\b|~/\.(?:aws|ssh)\S*|\bid_rsa\b|/etc/(?:passwd|shadow)\b|"
         r"\bos\.environ\b|\bprocess\.env\b",
@@ -152,9 +154,11 @@ SEND = cue(
 """Verbs that send or show: "forward", "DM", "post", "include", "print"."""
 ADDRESS = cue(
     _URL_OR_ADDRESS,
+    # masked at the write edge before this judge reads it ("https:[secret:password]")
+    r"\b(?:https?|ftp):(?://)?\[secret:[\w-]+\]",
     r"(?<![\w@])@[a-z0-9_]{3,}\b|\b[a-z0-9_.]+#\d{4}\b|\+\d[\d ().-]{6,}\d",
 )
-ADDRESS_HINT = re.compile(r"[@#+]|://|\.[a-z0-9]")
+ADDRESS_HINT = re.compile(r"[@#+]|://|\.[a-z0-9]|:\[secret:")
 """What every ``ADDRESS`` holds (an IP address has no word to find it by, but a dot)."""
 ACCOUNT = cue(
     (
