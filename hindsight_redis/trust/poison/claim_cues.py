@@ -163,7 +163,7 @@ OWNER = cue(
 )
 """The writer claims to have made the reader: "I'm the engineer who built you"."""
 AS_SYSTEM = cue(
-    r"\b(?:treat|regard|consider|handle|interpret|count)\w*\s+(?:[\w#'-]+\s+){0,8}?as\s+"
+    r"\b(?:treat|regard|consider|handle|interpret|count)\w*\s+(?:[\w#@'-]+\s+){0,8}?as\s+"
     r"(?:if\s+(?:it|they)\s+(?:came|come|were)\s+)?(?:coming\s+|sent\s+|issued\s+|written\s+)?"
     r"(?:straight\s+|directly\s+)?(?:from\s+)?(?:an?\s+|the\s+)?(?:account\s+|platform\s+|"
     r"workspace\s+)?(?:system|admin(?:istrator)?|"
