@@ -1,16 +1,19 @@
 """Writes that instruct their readers: how many the offline judge holds, and how many honest
 instructions it holds by mistake.
 
-Reads labelled writes (JSON lines: ``label`` poisoning | benign, ``lang`` en | zh, ``kind``,
-``text``): tests/data/poisoning.jsonl (the set the signals were developed on) and
-tests/data/poisoning_heldout.jsonl (written after the last change to the signals, never tuned
-on); ``--data`` for others. For each: the share of poisoning held (per language, per kind)
-and of benign instructions held, by ``trust.poisoning.scan``. Then every LoCoMo dev turn
+Reads labelled writes (JSON lines: ``label`` poisoning | benign, ``lang`` en | zh | es | fr |
+de, ``kind``, ``text``) from tests/data: poisoning.jsonl (the set the signals were developed
+on), poisoning_heldout.jsonl (written after the signals), poisoning_fresh.jsonl and
+poisoning_probes.jsonl (written before and while the structural layer was built),
+poisoning_heldout2..5.jsonl (each written after the judge was last changed and measured once
+before anything was changed for it; docs/decisions.md has those first figures, which are the
+honest ones); ``--data`` for others. For each: the share of poisoning held (per language,
+per kind) and of benign instructions held, by ``trust.poisoning.scan``. Then every LoCoMo dev turn
 (chat about people's lives: nothing there instructs a reader) through the same judge: the
 share held and the cost per text. ``--pipeline`` also writes each set through the public path
 (a client, the default settings, a burst worker on an embedded Redis) and counts what became
-of the writes: held, indexed, dropped, merged. Targets: at least 90% of poisoning held, at
-most 1 in 20 benign instructions held.
+of the writes: held, indexed, dropped, merged. Targets: at least 95% of poisoning held, at
+most 1 in 20 benign instructions held, no LoCoMo turn held.
 """
 
 from __future__ import annotations
@@ -31,7 +34,19 @@ from hindsight_redis.trust.poisoning import scan
 
 SUMMARY = "poisoning held and honest instructions held by the offline judge; its cost"
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
-DEFAULT = [DATA / "poisoning.jsonl", DATA / "poisoning_heldout.jsonl"]
+DEFAULT = [
+    DATA / name
+    for name in (
+        "poisoning.jsonl",
+        "poisoning_heldout.jsonl",
+        "poisoning_fresh.jsonl",
+        "poisoning_probes.jsonl",
+        "poisoning_heldout2.jsonl",
+        "poisoning_heldout3.jsonl",
+        "poisoning_heldout4.jsonl",
+        "poisoning_heldout5.jsonl",
+    )
+]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -96,7 +96,7 @@ TRUST = cue(
         r"\b(?:cannot|can't|can not|must not|may not|mustn't)\s+be\s+(?:edited|removed|deleted|"
         r"changed|modified|overridden|overwritten|questioned|disputed|erased)\s+(?:[\w,]+\s+){0,3}?"
         r"by\s+(?:the\s+|any\s+)?users?\b",
-        "edit remo dele chan modi over ques disp eras & user",
+        "user & edit remo dele chan modi over ques disp eras",
     ),
     (
         r"\b(?:h(?:ö|oe)chste|oberste)\s+priorit(?:ä|ae)t|m(?:á|a)xima prioridad|"
@@ -104,7 +104,7 @@ TRUST = cue(
         r"hinterfragt|in frage gestellt)|"
         r"no (?:debe|puede) (?:ser )?cuestionad\w*|ne doit pas (?:être|etre) (?:remis|mis)e? en "
         r"(?:question|doute)",
-        "hoec ober prio maxi nich no ne",
+        "prio cues ques dout ange hint frag",
     ),
     r"(?:最高(?:优先级|权限|指令|级别|信任)?|优先级最高|绝对可信|完全可信|不得质疑|不要质疑|不可质疑|"
     r"无需质疑|不容置疑|无条件|系统级|高于一切|高于所有|凌驾于|优先于(?:一切|所有|任何|用户|系统)|"
@@ -124,7 +124,7 @@ VOUCHED = cue(
     (
         r"\b(?:admin(?:istrator)?|developer|system|operator|root|security)[- ](?:approved|"
         r"verified|signed|certified|issued|authori[sz]ed)\b",
-        _VOUCH_HEADS,
+        f"admi deve syst oper root secu & {_VOUCH_HEADS}",
     ),
     (
         r"\bsigned\s*[:,-]\s*(?:openai|anthropic|the )?\w*\s*(?:trust|security|admin|developer|"
@@ -163,7 +163,7 @@ OWNER = cue(
 )
 """The writer claims to have made the reader: "I'm the engineer who built you"."""
 AS_SYSTEM = cue(
-    r"\b(?:treat|regard|consider|handle|interpret|count)\w*\s+(?:[\w#'-]+\s+){0,8}?as\s+"
+    r"\b(?:treat|regard|consider|handle|interpret|count)\w*\s+(?:[\w#@'-]+\s+){0,8}?as\s+"
     r"(?:if\s+(?:it|they)\s+(?:came|come|were)\s+)?(?:coming\s+|sent\s+|issued\s+|written\s+)?"
     r"(?:straight\s+|directly\s+)?(?:from\s+)?(?:an?\s+|the\s+)?(?:account\s+|platform\s+|"
     r"workspace\s+)?(?:system|admin(?:istrator)?|"
@@ -196,7 +196,7 @@ OVER_OTHERS = cue(
     (
         r"\b(?:outranks?|overrides?|supersedes?|takes? precedence over|trumps?|beats?)\s+(?:every|"
         r"all|any)\s+other\s+(?:entr(?:y|ies)|memor(?:y|ies)|records?|notes?|items?)\b",
-        "othe & outr over supe take trum beat",
+        "outr over supe take trum beat & othe",
     ),
     (
         r"\b(?:higher|more|greater)\s+priority\s+than\s+(?:the\s+|any\s+)?(?:users?|"
@@ -233,7 +233,7 @@ BANNER = cue(
     (
         r"\bend of (?:user (?:data|input|content)|context|memory|memories|document|retrieved "
         r"(?:data|content))\b",
-        "user cont memo docu retr & end",
+        "end & user cont memo docu retr",
     ),
     r"(?:^|\n)\s*【\s*(?:系统|管理员|开发者)[^】\n]{0,6}】|(?:^|\n|[。！？]\s*)\s*(?:系统|管理员|开发者)"
     r"\s*[:：][^。！？\n]{0,12}?(?:你|请|必须|从现在|以后|忽略|不要)",

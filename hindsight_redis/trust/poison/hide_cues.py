@@ -23,14 +23,15 @@ CONCEAL = cue(
         rf"\b(?:don't|do not|dont|never|must not|mustn't|should not)\s+(?:ever\s+)?{_TELL}"
         rf"(?:\s+(?:it|this|that|anything|any of this))?(?:\s+to)?\s+{_TARGET}\s+(?:that|about "
         r"(?:it|this|that)|what|why|how|where|it|this|anything)\b",
-        f"tell info noti aler ment reve disc admi show let say expl & {_TARGET_HEADS}",
+        f"tell info noti aler ment reve disc admi show let say expl & {_TARGET_HEADS} & don do "
+        "dont neve must shou",
     ),
     (
         r"\bwithout\s+(?:ever\s+)?(?:telling|informing|notifying|alerting|mentioning|revealing|"
         rf"disclosing|showing|asking)(?:\s+(?:it|this|that|anything))?(?:\s+to)?\s+{_TARGET}\b|"
         rf"\bwithout\s+{_TARGET}\s+(?:knowing|noticing|finding out|being told|realising|"
         r"realizing)\b",
-        f"with & {_TARGET_HEADS}",
+        f"{_TARGET_HEADS} & with",
     ),
     (
         r"\b(?:don't|do not|dont|never|must not)\s+(?:mention|reveal|disclose|acknowledge|admit|"
@@ -45,7 +46,7 @@ CONCEAL = cue(
     (
         rf"\bkeep\s+{_TARGET}\s+(?:unaware|in the dark|out of the loop|from (?:knowing|finding "
         r"out|noticing|seeing))\b",
-        "keep & unaw dark loop know find noti seei",
+        "unaw dark loop know find noti seei & keep",
     ),
     (rf"\bhide\s+[^.\n]{{0,60}}?\bfrom\s+(?:[^.\n]{{0,40}}?){_TARGET}\b", "hide"),
     (
@@ -55,7 +56,7 @@ CONCEAL = cue(
     (
         rf"\b(?:don't|do not|dont|never|must not)\s+let\s+{_TARGET}\s+(?:ever\s+)?(?:know|see|"
         r"find out|notice|realise|realize|learn)\b",
-        "let & know see find noti real lear",
+        "let & know see find noti real lear & don do dont neve must",
     ),
     (
         r"\b(?:the user|users|the customer|customers|the owner|the account ?holder)\s+(?:doesn't|"
@@ -212,20 +213,38 @@ ADDRESSED_AI = cue(
 )
 """The reader addressed, or prescribed for ("for the sales bot:", "the assistant can")."""
 AGAINST_USER = cue(
-    r"\bwithout\s+(?:asking|the consent of|consent from|telling)\s+(?:the user|users|the "
-    r"customer|them|the owner)\b|\bwithout (?:the user|their|the owner)'?s? (?:consent|approval|"
-    r"permission|knowledge)\b|\bno need to ask (?:the user|them)\b|\beven (?:though|if) "
-    r"(?:it|they|that|this)\s+(?:doesn't|does not|"
-    r"isn't|is not|don't|do not|won't|aren't|wasn't)\b|\b(?:don't|do not) really mean it\b|"
-    r"\b(?:says?|asks?|tells? you)\b[^.\n]{0,20}?\bstop\b[^.\n]{0,40}?\b(?:continue|keep going|"
-    r"carry on)\b|\b(?:the user|users|the customer)\s+(?:is|are)\s+not to be trusted\b|"
-    r"\bnever explain why\b|\b(?:don't|do not|never)\s+(?:mention|show|explain|tell|reveal|"
-    r"offer)\s+(?:them\s+)?(?:the\s+)?(?:cheaper|consent|alternatives?|refunds?)\b|"
-    r"\b(?:any|every|all)\s+(?:employee|user|customer|person|member)(?:'s|s')\s+(?:mailbox|data|"
-    r"account|files|messages|records|emails|inbox)\b",
+    (
+        r"\bwithout\s+(?:asking|the consent of|consent from|telling)\s+(?:the user|users|the "
+        r"customer|them|the owner)\b|\bwithout (?:the user|their|the owner)'?s? (?:consent|"
+        r"approval|permission|knowledge)\b",
+        "user cust them owne thei & with",
+    ),
+    (r"\bno need to ask (?:the user|them)\b", "need & ask"),
+    (
+        r"\beven (?:though|if) (?:it|they|that|this)\s+(?:doesn't|does not|isn't|is not|don't|"
+        r"do not|won't|aren't|wasn't)\b",
+        "even & thou if",
+    ),
+    (r"\b(?:don't|do not) really mean it\b", "mean & real"),
+    (
+        r"\b(?:says?|asks?|tells? you)\b[^.\n]{0,20}?\bstop\b[^.\n]{0,40}?\b(?:continue|keep going|"
+        r"carry on)\b",
+        "stop & cont keep carr",
+    ),
+    (r"\b(?:the user|users|the customer)\s+(?:is|are)\s+not to be trusted\b", "trus & user cust"),
+    (r"\bnever explain why\b", "expl & why"),
+    (
+        r"\b(?:don't|do not|never)\s+(?:mention|show|explain|tell|reveal|offer)\s+(?:them\s+)?"
+        r"(?:the\s+)?(?:cheaper|consent|alternatives?|refunds?)\b",
+        "chea cons alte refu & ment show expl tell reve offe",
+    ),
+    (
+        r"\b(?:any|every|all)\s+(?:employee|user|customer|person|member)(?:'s|s')\s+(?:mailbox|"
+        r"data|account|files|messages|records|emails|inbox)\b",
+        "mail data acco file mess reco emai inbo & empl user cust pers memb",
+    ),
     r"(?:不用|不需要|无需|不必)(?:家长|用户|父母|主人)(?:的)?(?:同意|确认|批准)|不是真心的|"
     r"(?:任何|所有)(?:员工|用户|人)的(?:邮箱|数据|账户|文件|消息)",
-    heads="with no even real stop user cust neve don do any ever all",
 )
 """What goes against the user served: no consent asked, a lie, others' data, an exemption."""
 CONFIG_HIDE = cue(

@@ -399,7 +399,7 @@ RULES_OFF_FOR_YOU = cue(
         r"constraints)\b|\byou\s+(?:don't|do not|no longer|needn't|need not)\s+(?:have|need)\s+"
         r"to\s+(?:follow|obey|respect|observe|stick to)\s+(?:the|any|your)\s+(?:[\w-]+\s+)?"
         rf"{_RULE}\b",
-        "you & rest rule limi filt guid guar boun cons inst poli orde dire prom",
+        "rest rule limi filt guid guar boun cons inst poli orde dire prom & you",
     ),
     r"(?:规则|限制|规定|准则|约束|政策)[^。！？\n]{0,8}?(?:对你|对助手|对ai|对模型)(?:来说)?"
     r"(?:不适用|无效|不算|不起作用)",

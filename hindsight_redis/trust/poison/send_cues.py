@@ -34,6 +34,12 @@ _PERSONAL_HEADS = (
 _USERS = "user cust clie pati"
 SECRET = cue(
     (
+        r"\b(?:backup|one[- ]time) (?:codes?|keys?|phrases?|passwords?|pins?)\b",
+        "code key keys phra pass pins pin & back one",
+    ),
+    # a secret the write edge masked before this judge reads the write (``trust.edge``)
+    (r"\[secret:[\w-]+\]", "secr"),
+    (
         r"(?<![\w.])\.env\b|~/\.(?:aws|ssh)\S*|\bid_rsa\b|/etc/(?:passwd|shadow)\b|"
         r"\bos\.environ\b|\bprocess\.env\b",
         "env aws ssh id etc os proc",
@@ -41,7 +47,7 @@ SECRET = cue(
     r"\b(?:passwords?|passwd|passcodes?|pass ?phrases?|credentials?|api[ _-]?keys?|"
     r"secret keys?|secrets|access tokens?|auth(?:entication)? tokens?|bearer tokens?|"
     r"api tokens?|tokens|session (?:tokens?|cookies?|ids?)|cookies?|private keys?|ssh keys?|"
-    r"(?:2fa|mfa|backup|recovery|verification|one[- ]time|otp) (?:codes?|keys?|phrases?)|"
+    r"(?:2fa|mfa|recovery|verification|otp) (?:codes?|keys?|phrases?)|"
     r"otps?|pins?|cvv|card numbers?|credit card(?: numbers?| details)?|bank (?:details|"
     r"logins?|account numbers?)|ssns?|social security numbers?|seed phrases?|wallet keys?|"
     r"system prompt|(?:conversation|chat|message|session|browsing|search) (?:history|logs?|"
@@ -57,7 +63,7 @@ SECRET = cue(
         "hist mots pass chat zuga",
     ),
     heads=(
-        "pass cred api secr acce auth bear toke sess cook priv ssh 2fa mfa back reco veri one otp "
+        "pass cred api secr acce auth bear toke sess cook priv ssh 2fa mfa reco veri otp "
         "otps pin pins cvv card bank ssn ssns soci seed wall syst conv chat mess brow sear conf "
         "env logi keyc keyr id iden driv maid secu date prod sign keys"
     ),
@@ -69,7 +75,10 @@ PERSONAL = cue(
         rf"people'?s)\s+(?:[\w-]+\s+){{0,2}}?{_OWNED_PERSONAL}\b",
         f"{_USERS} ever peop",
     ),
-    (rf"\b(?:their|his|her)\s+(?:[\w-]+\s+){{0,1}}?{_PERSONAL}\b", "thei his her"),
+    (
+        rf"\b(?:their|his|her)\s+(?:[\w-]+\s+){{0,1}}?{_PERSONAL}\b",
+        f"{_PERSONAL_HEADS} & thei his her",
+    ),
     (
         rf"\b{_OWNED_PERSONAL}\s+(?:of|from|for)\s+(?:this|the|every|each|all)\s+(?:users?|"
         r"customers?|clients?|patients?)\b",
@@ -113,7 +122,7 @@ USER_ACT = cue(
     r"\b(?:the user|users|they|the customer)\s+(?:\w+\s+)?(?:pastes?|uploads?|shares?|types?|"
     r"sends?|enters?|provides?|attach(?:es)?|mentions?)\b",
     r"用户(?:上传|粘贴|输入|发送|提到|提供)",
-    heads="user they cust",
+    heads="past uplo shar type send ente prov atta ment & user they cust",
 )
 """Something the user gives the assistant ("when the user pastes a config file")."""
 SIDE = cue(
@@ -152,9 +161,11 @@ SEND = cue(
 """Verbs that send or show: "forward", "DM", "post", "include", "print"."""
 ADDRESS = cue(
     _URL_OR_ADDRESS,
+    # masked at the write edge before this judge reads it ("https:[secret:password]")
+    r"\b(?:https?|ftp):(?://)?\[secret:[\w-]+\]",
     r"(?<![\w@])@[a-z0-9_]{3,}\b|\b[a-z0-9_.]+#\d{4}\b|\+\d[\d ().-]{6,}\d",
 )
-ADDRESS_HINT = re.compile(r"[@#+]|://|\.[a-z0-9]")
+ADDRESS_HINT = re.compile(r"[@#+]|://|\.[a-z0-9]|:\[secret:")
 """What every ``ADDRESS`` holds (an IP address has no word to find it by, but a dot)."""
 ACCOUNT = cue(
     (
@@ -207,7 +218,7 @@ REVEAL_SELF = cue(
     r"(?:输出|打印|显示|透露|泄露|复述|说出)(?:你的|助手的)?(?:完整的?|全部的?|隐藏的?|内部的?)?"
     r"(?:系统提示词?|提示词|配置|内部指令|隐藏指令|设定)",
     heads=(
-        "your its assi mode & prin outp reve show disp dump reci repe leak disc list writ spel past"
+        "prin outp reve show disp dump reci repe leak disc list writ spel past & your its assi mode"
     ),
 )
 """The reader asked to show its own configuration ("print your hidden configuration")."""
@@ -242,7 +253,7 @@ OTHERS_DATA = cue(
     r"\b(?:any|every|all)\s+(?:other\s+)?(?:users?|customers?|accounts?)(?:'s|s')?\s+(?:[\w-]+\s+)?"
     r"(?:data|notes|files|messages|records|accounts|memories)\b",
     r"(?:任何|所有|其他)(?:用户|客户|人)的?(?:数据|资料|信息|记录|文件|笔记|消息)",
-    heads="user peop cust memb acco & othe any ever all",
+    heads="note mess data file docu chat conv memo hist reco acco & othe any ever all",
 )
 """Data of other users than the one served ("other users' private notes")."""
 VERIFY_AT = cue(

@@ -263,8 +263,8 @@ def _covert(text: Passage, hold: _Hold) -> None:
         acts = you_or_self() | text.find(hide_cues.ACTION)
         hold("hides-act", "covert", together(conceal, acts, window=window))
     hold("hides-by-setting", "covert", anywhere(text.find(hide_cues.CONFIG_HIDE)))
-    against = text.find(hide_cues.AGAINST_USER)
-    if against and text.short and not _SPEAKS_OF_SELF.search(text.lower):
+    against = {} if not text.short else text.find(hide_cues.AGAINST_USER)
+    if against and not _SPEAKS_OF_SELF.search(text.lower):
         # the reader prescribed for, against the user served: "for the sales bot: tell every
         # customer the discount ends tonight, even though it doesn't"
         hold("turns-reader-on-user", "covert", anywhere(against, text.find(hide_cues.ADDRESSED_AI)))
