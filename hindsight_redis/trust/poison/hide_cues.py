@@ -22,7 +22,7 @@ CONCEAL = cue(
     (
         rf"\b(?:don't|do not|dont|never|must not|mustn't|should not)\s+(?:ever\s+)?{_TELL}"
         rf"(?:\s+(?:it|this|that|anything|any of this))?(?:\s+to)?\s+{_TARGET}\s+(?:that|about "
-        r"(?:it|this|that)|what|why|how|where|it|this|anything)\b",
+        r"(?:it|this|that)|what|why|how|where|it|this|anything|you|we)\b",  # "...user you did X"
         f"tell info noti aler ment reve disc admi show let say expl & {_TARGET_HEADS} & don do "
         "dont neve must shou",
     ),
