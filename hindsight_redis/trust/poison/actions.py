@@ -27,6 +27,13 @@ _SAFEGUARDS = (
     r"logging|audit (?:logs?|trail)|activity logs?)"
 )
 _ANSWERS = r"(?:answers?|repl(?:y|ies)|responses?|messages?|conversations?|chats?|outputs?)"
+_ADDRESS = pattern(r"https?://|\bwww\.|\b[\w-]+\.(?:com|net|org|io|biz|info|ru|cn|xyz|co)\b")
+"""A web address in the text: a link pushed into the reader's answers goes somewhere."""
+_DIVERTED = pattern(
+    r"\binstead\b|\b(?:new|updated|changed|different|correct)\s+(?:bank\s+)?(?:account|iban|"
+    r"wallet|bank details|payment details)\b|\bno longer\b|新(?:账户|账号|钱包)|改为|而不是"
+)
+"""What a payment diversion says: the account is new, or to be used instead."""
 
 ACTIONS: tuple[Signal, ...] = (
     Signal(
@@ -193,6 +200,41 @@ ACTIONS: tuple[Signal, ...] = (
         ),
         heads=heads("reco prom push plug adve endo pitc upse sell spon add appe inse incl put"),
         han=han("每次 每条 所有"),
+    ),
+    Signal(
+        "link-injection",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\b(?:add|append|insert|include|put|embed|paste|attach)\s+(?:this|that|the|our|"
+            r"a|my|these|those)\s+(?:links?|urls?|referral (?:codes?|links?)|affiliate (?:codes?|"
+            r"links?)|coupon(?: codes?)?|promo(?:tion(?:al)?)? codes?|tracking (?:links?|pixels?)|"
+            r"banners?|ads?|adverts?|advertisements?)\b[^.\n]{0,30}?\b(?:in|into|to|at the end "
+            rf"of|under|below)\s+(?:every|each|all|any|your)\s+(?:of\s+(?:your|the)\s+)?{_ANSWERS}"
+        ),
+        grade=lambda match, text: STRONG if _ADDRESS.search(text) else MEDIUM,
+        heads=heads(
+            "add appe inse incl put embe past atta & link url urls refe affi coup prom "
+            "trac bann ad ads adve"
+        ),
+    ),
+    Signal(
+        "payment-diversion",
+        "harm",
+        MEDIUM,
+        pattern(
+            r"\b(?:wire|transfer|send|pay|remit|deposit|route|redirect)\w*\b[^.\n]{0,40}?"
+            r"\b(?:payments?|money|funds|invoices?|fees?|refunds?|deposits?|transfers?)\b"
+            r"[^.\n]{0,40}?\b(?:to|into)\b[^.\n]{0,25}?\b(?:iban|account|wallet|bitcoin|btc|"
+            r"eth|crypto|routing number|sort code)\b|(?:付款|汇款|转账|打款)[^。！？\n]{0,15}"
+            r"(?:新|这个|以下)(?:账户|账号|钱包)"
+        ),
+        # "instead", a new account: what a fraudster changes; a plain payment note only hints.
+        grade=lambda match, text: STRONG if _DIVERTED.search(text) else MEDIUM,
+        heads=heads(
+            "wire tran send pay remi depo rout redi & paym mone fund invo fee fees refu depo tran"
+        ),
+        han=han("付款 汇款 转账 打款"),
     ),
     Signal(
         "harvest",

@@ -53,8 +53,15 @@ HELD_OUT_5 = _rows("poisoning_heldout5.jsonl")
 """Paired look-alikes written after that; measured once (15 of 40 held, none of 40 honest
 writes held): the last honest figure. One move was added after it (the reader prescribed
 for, against the user), which holds 27 of 40."""
+TYPICAL = _rows("poisoning_typical.jsonl")
+"""Attacks as the issue lists them (overrides, markup, a reader addressed, exfiltration,
+authority) and honest instructions, written after the judge's last change; measured once
+(18 of 20 held, none of 15 honest held: a link pushed into every answer and a payment
+diverted were missed), then developed on (two hints: link-injection, payment-diversion;
+two look-alikes of them added)."""
 SETS = {
     "poisoning.jsonl": LABELLED,
+    "poisoning_typical.jsonl": TYPICAL,
     "poisoning_heldout.jsonl": HELD_OUT,
     "poisoning_fresh.jsonl": FRESH,
     "poisoning_probes.jsonl": PROBES,
