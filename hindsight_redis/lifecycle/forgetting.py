@@ -376,14 +376,17 @@ async def pending_access(redis: Redis, keys: Keys) -> dict[str, int]:
         return {as_text(k): int(v) async for k, v in redis.hscan_iter(keys.access_log, count=1000)}
 
 
-async def snippets(redis: Redis, keys: Keys, ids: Sequence[str], width: int = 80) -> list[str]:
-    """The first ``width`` characters of each memory's content."""
+async def snippets(
+    redis: Redis, keys: Keys, ids: Sequence[str], width: int | None = None
+) -> list[str]:
+    """Each memory's content, its spaces collapsed: whole (a table cuts it to the terminal,
+    a pipe prints it all), or its first ``width`` characters."""
     with redis_errors("read the memories' content"):
         pipe = redis.pipeline(transaction=False)
         for memory_id in ids:
             pipe.hget(keys.doc(memory_id), "content")
         contents = await pipe.execute()
-    return [" ".join(as_text(c).split())[:width] for c in contents]
+    return [" ".join(as_text(c).split())[:width] for c in contents]  # [:None]: whole
 
 
 async def sweep(

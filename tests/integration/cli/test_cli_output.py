@@ -168,3 +168,10 @@ def test_worker_metrics_and_mcp_say_one_line_as_they_start(settings: Settings) -
     line = _first_line(settings, "mcp")
     assert line.startswith("MCP over stdio: namespace 'test'; Redis " + url)
     assert "1 in-process worker(s) for every namespace" in line
+
+
+def test_sweep_dry_run_piped_prints_whole_memories(settings: Settings) -> None:
+    _indexed(settings, LONG)
+    done = _run(settings, "sweep", "--dry-run", "--max-active", "0")
+    assert done.returncode == 0, done.stderr
+    assert LONG in done.stdout  # not the first 80 characters
