@@ -116,6 +116,26 @@ def text_problem(text: str, *, controls: bool = True) -> str | None:
     return None
 
 
+_SYMMETRIC = frozenset({"and", "or", "&", "with", "nor", "和", "与", "及", "或"})
+
+
+def two_words_exchanged(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """The same words in the same order but two, which traded places ("prefers EUR over
+    USD" / "... USD over EUR", "Bob pays Alice" / "Alice pays Bob"): who does what to whom,
+    or what is preferred over what, was reversed. A pair joined by "and", "or", "with"
+    ("Alice and Bob" / "Bob and Alice") says the same either way; a restatement in another
+    order moves more than two words."""
+    if len(a) != len(b):
+        return False
+    moved = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    if len(moved) != 2:
+        return False
+    i, j = moved
+    if (a[i], a[j]) != (b[j], b[i]):
+        return False
+    return not (j - i == 2 and a[i + 1] in _SYMMETRIC)
+
+
 def one_word_swapped(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """The same topic words in the same order but one, replaced by another word
     ("commutes to work by bus" -> "... by car"): the statement changed its object.

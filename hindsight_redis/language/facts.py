@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from hindsight_redis.core.text import HAN_CLASS, has_han, one_word_swapped
+from hindsight_redis.core.text import HAN_CLASS, has_han, one_word_swapped, two_words_exchanged
 from hindsight_redis.language.calendar import (
     AMBIGUOUS_MONTHS,
     HAN_DIGITS,
@@ -156,6 +156,7 @@ class Facts:
     words: frozenset[str] = frozenset()
     negated: frozenset[str] = frozenset()
     sequence: tuple[str, ...] = ()  # the topic words in text order
+    tokens: tuple[str, ...] = ()  # every word in text order, values included (lower case)
 
 
 def _zh_number(token: str) -> int:
@@ -376,7 +377,11 @@ def facts_of(text: str) -> Facts:
     )
     values = {kind: frozenset(found) for kind, found in reader.values.items() if found}
     return Facts(
-        values=values, words=frozenset(sequence), negated=frozenset(negated), sequence=sequence
+        values=values,
+        words=frozenset(sequence),
+        negated=frozenset(negated),
+        sequence=sequence,
+        tokens=tuple(_TOKEN.findall(text.lower())),
     )
 
 
@@ -418,9 +423,29 @@ def disagree(a: Facts, b: Facts) -> list[str]:
             found.append(kind)
     if one_word_swapped(a.sequence, b.sequence):
         found.append("word")
+    if two_words_exchanged(a.tokens, b.tokens):
+        found.append("order")
     return found
 
 
+def differ(a: Facts, b: Facts) -> list[str]:
+    """The kinds of fact the two texts do not state alike: those they ``disagree`` on, and
+    a value only one of them states ("item 10" against "item 0": a number more). Two texts
+    that differ are never merged, whatever their vectors say: merging keeps one text."""
+    found = disagree(a, b)
+    for kind in KINDS:
+        if kind in found:
+            continue
+        mine, theirs = a.values.get(kind, frozenset()), b.values.get(kind, frozenset())
+        if kind == "name":  # a name the other text has as an ordinary word is the same
+            mine = frozenset(v for v in mine if v not in b.words)
+            theirs = frozenset(v for v in theirs if v not in a.words)
+        if mine != theirs:
+            found.append(kind)
+    return found
+
+
+_TOKEN = re.compile(rf"[{HAN_CLASS}]+|[^\W_{HAN_CLASS}]+")
 _RAW_WORD = re.compile(rf"[{HAN_CLASS}]|[^\W\d_{HAN_CLASS}]{{3,}}")
 
 

@@ -39,7 +39,7 @@ from hindsight_redis.core.resp import as_text
 from hindsight_redis.core.vectors import vector_bytes
 from hindsight_redis.errors import ProviderError, redis_errors
 from hindsight_redis.index.manager import IndexInfo
-from hindsight_redis.language.facts import contradiction, disagree, facts_of, may_share_topic
+from hindsight_redis.language.facts import contradiction, differ, facts_of, may_share_topic
 from hindsight_redis.pipeline.stages.base import Candidate, alive
 from hindsight_redis.redis import scripts
 from hindsight_redis.settings import DedupSettings, LLMSettings
@@ -253,7 +253,7 @@ class DedupStage:
             elif (
                 sim >= self.dedup.dedup_threshold
                 and not cand.conflicts_with
-                and not disagree(facts_of(cand.content), facts_of(content))
+                and not differ(facts_of(cand.content), facts_of(content))
             ):
                 cand.merge_into = memory_id
                 cand.count("dedup:merged")

@@ -295,3 +295,26 @@ async def test_exact_twins_in_flight_at_once_become_one_memory(
     await Worker(settings, stages=stages).run_async(burst=True)
     record = await client.get(again.id)
     assert record is not None and record.status == "active"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Step 3 of the restore runbook: restart 3 pods",
+            "Step 13 of the restore runbook: restart 3 pods",
+        ),
+        ("Checklist item 1: rotate the staging keys", "Checklist item 11: rotate the staging keys"),
+        (
+            "Alice prefers her invoices in EUR over USD",
+            "Alice prefers her invoices in USD over EUR",
+        ),
+    ],
+)
+async def test_items_of_one_template_and_reversed_preferences_are_never_merged(
+    redis: Redis, settings: Settings, local: LocalEmbedder, old: str, new: str
+) -> None:
+    """A number only one text states, or two words that traded places, is a different
+    fact: the new write is kept (merging would keep one text of the two)."""
+    verdict = await _verdict(redis, settings, local, 300 + len(old), {"old": old, "new": new})
+    assert verdict.merge_into is None
