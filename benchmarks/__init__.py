@@ -15,6 +15,7 @@ SUITE: dict[str, str] = {
     "ingest": "benchmarks.ingest",
     "search": "benchmarks.search",
     "recall": "benchmarks.recall",
+    "fresh": "benchmarks.fresh",
     "assistant_log": "benchmarks.assistant_log.run",
     "filters": "benchmarks.filters",
     "contradictions": "benchmarks.contradictions",

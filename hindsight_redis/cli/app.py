@@ -143,6 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--all-namespaces", action="store_true", help="serve every namespace, new ones too"
     )
     served.add_argument("--namespaces", help="serve these, comma-separated (a,b,c)")
+    p.add_argument(
+        "--role",
+        choices=["all", "ingest", "refine"],
+        help="all: ingest and refine (default: the worker_role setting); ingest: never "
+        "refine; refine: only add contextual vectors (--burst: until none waits)",
+    )
     p = add("write", cmd_write, "write one memory")
     p.add_argument("content", help="the memory's text; - reads it from stdin")
     add_options(p, WriteOptions)

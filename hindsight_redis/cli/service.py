@@ -75,8 +75,9 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    """``worker [--burst] [--all-namespaces | --namespaces a,b]``: consume until SIGTERM,
-    or drain and exit; ``--namespace``'s one, every namespace, or those listed."""
+    """``worker [--burst] [--all-namespaces | --namespaces a,b] [--role R]``: consume until
+    SIGTERM, or drain and exit; ``--namespace``'s one, every namespace, or those listed;
+    ``--role refine`` only refines (``--burst``: until nothing waits for it)."""
     from hindsight_redis.pipeline.worker import Worker
 
     namespaces: list[str] | Literal["*"] | None = None
@@ -84,7 +85,7 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         namespaces = "*"
     elif args.namespaces is not None:
         namespaces = [name.strip() for name in args.namespaces.split(",") if name.strip()]
-    worker = Worker(settings, namespaces=namespaces)
+    worker = Worker(settings, namespaces=namespaces, role=args.role)
     if namespaces == "*":
         served = f"every namespace of prefix {settings.key_prefix!r}, new ones too"
     elif namespaces:
@@ -92,6 +93,8 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     else:
         served = f"namespace {settings.namespace!r}"
     then = "drains what waits, then exits" if args.burst else "SIGTERM or Ctrl-C stops it"
+    if worker.role != "all":
+        served += f", role {worker.role}"
     _say_start(settings, f"worker {worker.name}", served, then)
     report = worker.run(burst=args.burst, install_signal_handlers=True)
     print_json(report)

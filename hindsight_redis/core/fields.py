@@ -30,7 +30,8 @@ SINGLE_TAGS = (
 # (``occurred_since``/``occurred_until``, never sorted on) are queried. The
 # retention scores read ``access_count``, ``last_accessed_at`` and
 # ``write_score`` from the hash (exact values), so they are not indexed.
-NUMERIC_FIELDS = ("created_at",)
+CREATED_FIELD = "created_at"
+NUMERIC_FIELDS = (CREATED_FIELD,)
 OCCURRED_FIELD = "occurred_at"
 """Added after the first release: ``index.fields.add_missing`` adds it to older indexes."""
 PROVENANCE_FIELD = "provenance"

@@ -10,8 +10,9 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from hindsight_redis.core.fields import CREATED_FIELD
 from hindsight_redis.core.keys import Keys
-from hindsight_redis.core.resp import search_total
+from hindsight_redis.core.resp import as_text, search_rows, search_total
 from hindsight_redis.errors import (
     RedisCommandError,
     SearchModuleMissing,
@@ -35,6 +36,28 @@ def memory_count_queries(keys: Keys) -> dict[str, str]:
 def count_command(keys: Keys, query: str) -> tuple[str, ...]:
     """``FT.SEARCH`` returning only the number of memories matching ``query``."""
     return ("FT.SEARCH", keys.index_alias, query, "LIMIT", "0", "0", "DIALECT", "2")
+
+
+def refine_backlog_command(keys: Keys) -> tuple[str, ...]:
+    """``FT.SEARCH`` counting the memories waiting for their contextual vector and returning
+    the oldest one's ``created_at`` (``refine_backlog`` reads the reply)."""
+    query = refine_pending_filter(keys.namespace)
+    return (
+        *("FT.SEARCH", keys.index_alias, query, "RETURN", "1", CREATED_FIELD),
+        *("SORTBY", CREATED_FIELD, "ASC", "LIMIT", "0", "1", "DIALECT", "2"),
+    )
+
+
+def refine_backlog(reply: Any) -> tuple[int | None, float | None]:
+    """How many memories wait for their contextual vector and when the oldest was written
+    (unix seconds; None when none waits), from a ``refine_backlog_command`` reply; (None,
+    None) without an index."""
+    count = search_count(reply)
+    if not count:
+        return count, None
+    rows = search_rows(reply)
+    created = rows[0].fields.get(CREATED_FIELD) if rows else None
+    return count, float(as_text(created)) if created is not None else None
 
 
 def search_count(reply: Any) -> int | None:

@@ -37,9 +37,10 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
-def refine_pending_filter(namespace: str) -> str:
-    """Memories of ``namespace`` still waiting for their contextual vector."""
-    return f"{tag_clause('namespace', namespace)} {tag_clause('refine', 'pending')}"
+def refine_pending_filter(namespace: str, state: str = "pending") -> str:
+    """Memories of ``namespace`` still waiting for their contextual vector (``state``
+    ``"draft"``: those with a draft one, waiting for the exact one)."""
+    return f"{tag_clause('namespace', namespace)} {tag_clause('refine', state)}"
 
 
 def build_filter(namespace: str, filters: SearchFilters) -> str:

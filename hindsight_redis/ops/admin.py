@@ -52,9 +52,11 @@ async def collect_stats(
     ``consumers``), ``undelivered``, ``dead_letters``, ``stream_length``,
     ``index_lag_s`` (age of the oldest unprocessed entry), ``refine_pending``
     (memories still waiting for their contextual vector; None without an
-    index), ``memories`` (``active``, ``archived``, ``protected``; None
-    without an index), ``workers`` (the consumers seen within ``live_within_ms``: name,
-    pending, idle_s), ``idle_consumers`` (the others: crashed or stopped
+    index), ``refine_lag_s`` (age of the oldest of them; 0: none),
+    ``refine_drafts`` (memories with a draft contextual vector, waiting for the exact one),
+    ``memories`` (``active``, ``archived``, ``protected``; None without an index),
+    ``workers`` (the consumers seen within ``live_within_ms``: name, pending,
+    idle_s), ``idle_consumers`` (the others: crashed or stopped
     workers that left entries, until reclaimed) and ``counters``.
     """
     (state,) = await read_queue_states(redis, [keys])
@@ -78,6 +80,8 @@ async def collect_stats(
         "stream_length": state.stream_length,
         "index_lag_s": state.lag_s(time.time()),
         "refine_pending": state.refine_pending,
+        "refine_lag_s": state.refine_lag_s(time.time()),
+        "refine_drafts": state.refine_drafts,
         "memories": state.memories,
         "workers": [c for c in everyone if c["idle_s"] * 1000 <= live_within_ms],
         "idle_consumers": sum(1 for c in everyone if c["idle_s"] * 1000 > live_within_ms),

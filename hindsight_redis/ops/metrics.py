@@ -137,6 +137,16 @@ def _namespace_families(states: list[QueueState], now: float) -> Iterator[Metric
         "Memories waiting for their contextual vector.",
         ((s, s.refine_pending) for s in states),
     )
+    yield _gauge(
+        "hindsight_refine_drafts",
+        "Memories with a draft contextual vector, waiting for the exact one.",
+        ((s, s.refine_drafts) for s in states),
+    )
+    yield _gauge(
+        "hindsight_refine_lag_seconds",
+        "Age of the oldest memory waiting for its contextual vector (0: none).",
+        ((s, s.refine_lag_s(now) if s.refine_pending is not None else None) for s in states),
+    )
     memories = GaugeMetricFamily(
         "hindsight_memories", "Memories stored, by status.", labels=["namespace", "status"]
     )

@@ -99,6 +99,16 @@ def _held(stats: Mapping[str, Any]) -> str:
     return f"{_count(held)}  ({approved:,} approved, {rejected:,} rejected)"
 
 
+def _refine(pending: int | None, lag_s: float | None, drafts: int | None) -> str:
+    """Memories waiting for a contextual vector, how long the oldest has, and the drafts."""
+    if pending is None:
+        return "no index yet"
+    notes = [f"the oldest waits {lag_s:.1f} s"] if pending and lag_s else []
+    if drafts:
+        notes.append(f"{drafts:,} drafts to redo exactly")
+    return _count(pending) + (f"  ({'; '.join(notes)})" if notes else "")
+
+
 def stats_lines(stats: Mapping[str, Any]) -> str:
     """``stats()`` as aligned ``name  value`` lines, the live workers last."""
     dropped = dict(stats.get("dropped", {}))
@@ -116,7 +126,7 @@ def stats_lines(stats: Mapping[str, Any]) -> str:
         ("pending", _count(stats.get("pending", 0))),
         ("dead letters", _count(stats.get("dead_letters", 0))),
         ("index lag", f"{float(stats.get('index_lag_s', 0.0)):.1f} s"),
-        ("refine pending", "no index yet" if refine is None else _count(refine)),
+        ("refine pending", _refine(refine, stats.get("refine_lag_s"), stats.get("refine_drafts"))),
     ]
     memories = stats.get("memories")
     if memories:

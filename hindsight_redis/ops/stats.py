@@ -19,10 +19,16 @@ from hindsight_redis.core.resp import as_text, entries_added, entry_ms
 from hindsight_redis.errors import (
     redis_errors,
 )
-from hindsight_redis.index.counts import count_command, memory_count_queries, search_count
+from hindsight_redis.index.counts import (
+    count_command,
+    memory_count_queries,
+    refine_backlog,
+    refine_backlog_command,
+    search_count,
+)
 from hindsight_redis.index.filters import refine_pending_filter
 
-# Namespaces per pipeline: 8 commands each in the first round trip.
+# Namespaces per pipeline: 9 commands each in the first round trip.
 _NAMESPACES_PER_PIPELINE = 250
 
 
@@ -46,6 +52,11 @@ class QueueState:
     """Memories waiting for their contextual vector; None without an index."""
     memories: dict[str, int] | None
     """``active``, ``archived``, ``protected`` (of the active) memories; None without an index."""
+    refine_oldest_s: float | None = None
+    """When the oldest memory waiting for its contextual vector was written (unix seconds);
+    None when none waits."""
+    refine_drafts: int | None = None
+    """Memories with a draft contextual vector, waiting for the exact one."""
 
     @property
     def accepted(self) -> int:
@@ -70,6 +81,10 @@ class QueueState:
         """Age at ``now`` (unix seconds) of the oldest unprocessed entry; 0 when there is none."""
         return 0.0 if self.oldest_ms is None else max(now - self.oldest_ms / 1000, 0.0)
 
+    def refine_lag_s(self, now: float) -> float:
+        """Age at ``now`` of the oldest memory waiting for its contextual vector; 0: none."""
+        return 0.0 if self.refine_oldest_s is None else max(now - self.refine_oldest_s, 0.0)
+
 
 async def read_queue_states(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:
     """The ``QueueState`` of each namespace, in order."""
@@ -89,6 +104,8 @@ class _Seen:
     stream: dict[str, Any] | None  # XINFO STREAM; None: no stream yet
     group: dict[str, Any] | None  # the workers' group; None: none yet
     refine_pending: int | None
+    refine_oldest_s: float | None
+    refine_drafts: int | None
     memories: dict[str, int] | None
 
     @property
@@ -109,7 +126,8 @@ async def _read(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:
         pipe.xlen(keys.dead_letters)
         pipe.xinfo_stream(keys.stream)
         pipe.xinfo_groups(keys.stream)
-        pipe.execute_command(*count_command(keys, refine_pending_filter(keys.namespace)))
+        pipe.execute_command(*refine_backlog_command(keys))
+        pipe.execute_command(*count_command(keys, refine_pending_filter(keys.namespace, "draft")))
         for query in memory_count_queries(keys).values():
             pipe.execute_command(*count_command(keys, query))
     replies = await pipe.execute(raise_on_error=False)
@@ -138,12 +156,13 @@ async def _read(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:
 
 
 def _seen(keys: Keys, replies: Sequence[Any]) -> _Seen:
-    counters_raw, dead_letters, stream_info, groups, refining, *counts = replies
+    counters_raw, dead_letters, stream_info, groups, refining, drafts, *counts = replies
     counters = {as_text(k): int(v) for k, v in _checked(counters_raw).items()}
     stream = _unless_missing(stream_info)
     counters["accepted"] = 0 if stream is None else entries_added(stream)
     totals = [search_count(reply) for reply in counts]
     memories = dict(zip(memory_count_queries(keys), totals, strict=True))
+    refine_pending, refine_oldest = refine_backlog(refining)
     return _Seen(
         counters=counters,
         dead_letters=int(_checked(dead_letters)),
@@ -152,7 +171,9 @@ def _seen(keys: Keys, replies: Sequence[Any]) -> _Seen:
             (g for g in _unless_missing(groups) or [] if as_text(g["name"]) == keys.group),
             None,
         ),
-        refine_pending=search_count(refining),
+        refine_pending=refine_pending,
+        refine_oldest_s=refine_oldest,
+        refine_drafts=search_count(drafts),
         memories=None if None in totals else {k: v for k, v in memories.items() if v is not None},
     )
 
@@ -180,6 +201,8 @@ def _state(keys: Keys, seen: _Seen, pending: Any, nxt: Any) -> QueueState:
         oldest_ms=oldest,
         refine_pending=seen.refine_pending,
         memories=seen.memories,
+        refine_oldest_s=seen.refine_oldest_s,
+        refine_drafts=seen.refine_drafts,
     )
 
 

@@ -24,7 +24,11 @@ import redis.asyncio as aioredis
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.pipeline.stages.base import Stage
-from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
+from hindsight_redis.providers.embedders import (
+    contextual_from_settings,
+    draft_from_settings,
+    embedder_from_settings,
+)
 from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.settings import (
     DedupSettings,
@@ -74,6 +78,8 @@ class SharedParts:
     stages: list[Stage]
     judge: ConflictJudge
     guard: list[Stage] = field(default_factory=list)
+    draft: Embedder | None = None
+    """The contextual model's faster form for first vectors (``contextual_drafts``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +126,7 @@ def shared_parts(
     return SharedParts(
         embedder=embedder,
         contextual=contextual_from_settings(embedding),
+        draft=draft_from_settings(embedding),
         stages=[*guard, *build_filter_stages(filters, llm), EmbedStage(embedder)],
         judge=judge_from_settings(llm),
         guard=guard,
@@ -147,6 +154,7 @@ async def build_pipeline(
             contextual,
             batch_size=settings.worker.refine_batch_size,
             info=info,
+            draft=shared.draft,
         )
     own: list[Stage] = [DedupStage(redis, keys, settings.dedup, info, judge=shared.judge)]
 

@@ -82,6 +82,9 @@ class WorkerReport:
     failed: int = 0
     dead_lettered: int = 0
     refined: int = 0
+    """Memories given their contextual vector (a draft one, with ``contextual_drafts``)."""
+    redone: int = 0
+    """Draft contextual vectors replaced by the exact model's."""
 
 
 class NamespaceConsumer:
@@ -124,6 +127,7 @@ class NamespaceConsumer:
         self._own: list[Stage] = []
         self._built: BuiltPipeline | None = None
         self._refiner: Refiner | None = None
+        self._redone = 0  # the refiner's count of drafts redone, as last reported
 
     @property
     def namespace(self) -> str:
@@ -167,6 +171,7 @@ class NamespaceConsumer:
         self._own = [*own, *self._extra_stages]
         self._built = built
         self._refiner = built.refiner
+        self._redone = 0
 
     @property
     def common_stages(self) -> list[Stage]:
@@ -373,8 +378,9 @@ class NamespaceConsumer:
 
     # -- when idle ------------------------------------------------------------
 
-    async def refine(self) -> int:
-        """One background refine step; 0 when nothing is pending.
+    async def refine(self, most: int | None = None) -> int:
+        """One background refine step of at most ``most`` memories (default: the refine
+        batch); 0 when nothing is pending.
 
         A refiner that fails for any reason but Redis being down is switched
         off for this run (logged): it must never hold up the stream.
@@ -383,7 +389,7 @@ class NamespaceConsumer:
             self.may_refine = False
             return 0
         try:
-            done = await self._refiner.refine_once()
+            done = await self._refiner.refine_once(most)
         except RedisUnavailable:
             raise
         except Exception:
@@ -391,7 +397,10 @@ class NamespaceConsumer:
             self._refiner = None
             return 0
         self.may_refine = done > 0
-        self.report.refined += done
+        redone = self._refiner.redone if self._refiner is not None else 0
+        self.report.refined += done - (redone - self._redone)
+        self.report.redone += redone - self._redone
+        self._redone = redone
         return done
 
     async def maintain(self, *, busy: bool = False) -> None:

@@ -1,17 +1,28 @@
 """Refiners: add the contextual vector to memories already indexed.
 
 The write path embeds with the fast static model, so a memory is searchable
-within milliseconds. The contextual model (``providers.contextual``) is a
-hundred times slower; workers run it when the stream is idle, over memories
-whose ``refine`` tag is still ``pending``:
+within milliseconds. The contextual model (``providers.contextual``) is some
+fifty times slower; workers run it between batches (``pipeline.pacing``:
+whenever they keep up with the writes, and a share of their time when they
+do not) or in processes of their own (``worker --role refine``), over
+memories whose ``refine`` tag is still ``pending``:
 
-1. find up to a few batches of pending memories (one ``FT.SEARCH``);
+1. find up to a few batches of pending memories (one ``FT.SEARCH``), the
+   newest first: a memory just written is the one an agent is about to ask
+   for; every ``OLDEST_EVERY``-th step takes the oldest, so that under writes
+   the model cannot keep up with, none waits for ever;
 2. claim each with ``SET NX PX`` (several workers never embed the same
    memory; a claim expires on its own, so a crashed refiner loses nothing);
 3. embed the claimed texts (a memory written with a ``context`` is embedded
    with it: ``core.context.contextual_text``, the same text on every reindex);
 4. store each vector with the ``REFINE`` script, which skips memories deleted
    or changed since, and refuses when a reindex switched the contextual model.
+
+With a ``draft`` embedder (``contextual_drafts``: MiniLM's int8 graph, three
+times faster), a memory first gets its vector from it (``refine`` tag
+``draft``), and once no memory is ``pending`` the drafts are embedded again
+with the exact model (tag ``done``): under writes, every new memory soon has
+a contextual vector; at rest, every one has the exact one.
 
 Nothing is lost if a refiner dies at any step: the memory stays ``pending``
 and searchable, only without the contextual signal, until a refiner returns.
@@ -25,7 +36,7 @@ from typing import NamedTuple
 import redis.asyncio as aioredis
 
 from hindsight_redis.core.context import contextual_text
-from hindsight_redis.core.fields import CONTEXT_FIELD, TEXT_FIELD
+from hindsight_redis.core.fields import CONTEXT_FIELD, CREATED_FIELD, TEXT_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import NEVER_DECODE, as_text, search_rows
 from hindsight_redis.core.vectors import LEGACY_DATATYPE, Vectors, vector_bytes
@@ -40,6 +51,7 @@ log = logging.getLogger(__name__)
 
 _CLAIM_MS = 60_000
 _CONTEXT = "context"  # the memory hash's field (documents.memory_document)
+OLDEST_EVERY = 4
 
 
 class Pending(NamedTuple):
@@ -60,7 +72,8 @@ class Refiner:
 
     ``info``: the namespace's index record, which says how the contextual
     field stores its vectors (``context_datatype``, ``context_projection``);
-    None: read from the record on first use.
+    None: read from the record on first use. ``draft``: a faster embedder of
+    the same model for a first vector (see the module's docstring).
     """
 
     def __init__(
@@ -71,12 +84,16 @@ class Refiner:
         *,
         batch_size: int = 16,
         info: IndexInfo | None = None,
+        draft: Embedder | None = None,
     ) -> None:
         self.redis = redis
         self.keys = keys
         self.embedder = embedder
+        self.draft = draft
         self.batch_size = batch_size
         self.info = info
+        self.redone = 0  # drafts replaced by the exact model's vectors, so far
+        self._steps = 0
 
     async def _stored(self, vectors: Vectors) -> list[bytes]:
         """``vectors`` as the contextual field stores them (projection, datatype)."""
@@ -87,14 +104,17 @@ class Refiner:
         datatype = self.info.context_datatype
         return [vector_bytes(v, datatype) for v in project(vectors, self.info.context_projection)]
 
-    async def pending(self, limit: int) -> list[Pending]:
-        """Up to ``limit`` memories still without a contextual vector.
+    async def pending(
+        self, limit: int, *, newest: bool = True, state: str = "pending"
+    ) -> list[Pending]:
+        """Up to ``limit`` memories still without a contextual vector, the newest first
+        (``newest=False``: the oldest); ``state="draft"``: those with a draft one.
 
         The content is decoded for the model; the refine script compares the
         stored bytes with ``content.encode()`` (the stored text is the UTF-8 of
         a validated ``str``, so the two agree unless the memory changed).
         """
-        query = refine_pending_filter(self.keys.namespace)
+        query = refine_pending_filter(self.keys.namespace, state)
         with redis_errors("find memories to refine"):
             reply = await self.redis.execute_command(  # type: ignore[no-untyped-call]
                 "FT.SEARCH",
@@ -104,6 +124,9 @@ class Refiner:
                 "2",
                 TEXT_FIELD,
                 _CONTEXT,
+                "SORTBY",
+                CREATED_FIELD,
+                "DESC" if newest else "ASC",
                 "LIMIT",
                 "0",
                 str(limit),
@@ -119,31 +142,39 @@ class Refiner:
     def _claim_key(self, doc_key: str) -> str:
         return self.keys.refine_claim(doc_key.removeprefix(self.keys.doc_prefix))
 
-    async def _claim(self, found: list[Pending]) -> list[Pending]:
-        """Claim up to ``batch_size`` of ``found``; the surplus won is released at once."""
+    async def _claim(self, found: list[Pending], most: int) -> list[Pending]:
+        """Claim up to ``most`` of ``found``; the surplus won is released at once."""
         with redis_errors("claim memories to refine"):
             async with self.redis.pipeline(transaction=False) as pipe:
                 for item in found:
                     pipe.set(self._claim_key(item.key), "1", nx=True, px=_CLAIM_MS)
                 won = [item for item, ok in zip(found, await pipe.execute(), strict=True) if ok]
-            surplus = won[self.batch_size :]
+            surplus = won[most:]
             if surplus:
                 await self.redis.delete(*(self._claim_key(item.key) for item in surplus))
-        return won[: self.batch_size]
+        return won[:most]
 
-    async def refine_once(self) -> int:
-        """Refine one batch; returns how many memories got their vector (0: none pending).
+    async def refine_once(self, most: int | None = None) -> int:
+        """Refine one batch of at most ``most`` (default ``batch_size``) memories; returns
+        how many got their vector (0: none pending).
 
         Raises ``EmbeddingMismatch`` when the index records another
         contextual model than this refiner's (after a reindex).
         """
-        found = await self.pending(4 * self.batch_size)
+        most = min(most or self.batch_size, self.batch_size)
+        self._steps += 1
+        newest = self._steps % OLDEST_EVERY != 0
+        found = await self.pending(4 * most, newest=newest)
+        embedder, state = (self.embedder, "done") if self.draft is None else (self.draft, "draft")
+        if not found and self.draft is not None:
+            found = await self.pending(4 * most, newest=newest, state="draft")
+            embedder, state = self.embedder, "done"
         if not found:
             return 0
-        claimed = await self._claim(found)
+        claimed = await self._claim(found, most)
         if not claimed:
             return 0
-        stored = await self._stored(await self.embedder.embed([item.text for item in claimed]))
+        stored = await self._stored(await embedder.embed([item.text for item in claimed]))
         with redis_errors("store contextual vectors"):
             async with self.redis.pipeline(transaction=False) as pipe:
                 for item, vector in zip(claimed, stored, strict=True):
@@ -155,6 +186,7 @@ class Refiner:
                         field=CONTEXT_FIELD,
                         vector=vector,
                         model=self.embedder.model_id,
+                        state=state,
                     )
                 pipe.delete(*(self._claim_key(item.key) for item in claimed))
                 results = await scripts.execute(pipe)
@@ -165,5 +197,7 @@ class Refiner:
                 "configured contextual_embedder"
             )
         done = sum(1 for r in results[: len(claimed)] if int(r) == 1)
-        log.debug("refined %d memories", done)
+        if self.draft is not None and state == "done":
+            self.redone += done
+        log.debug("refined %d memories (%s)", done, state)
         return done

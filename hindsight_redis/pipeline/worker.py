@@ -26,7 +26,7 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Sequence
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 import redis.asyncio as aioredis
 
@@ -34,6 +34,7 @@ from hindsight_redis.core.keys import Keys
 from hindsight_redis.errors import (
     EmbeddingMismatch,
     HindsightError,
+    InvalidArgument,
     RedisCommandError,
     RedisUnavailable,
     redis_errors,
@@ -48,6 +49,8 @@ from hindsight_redis.pipeline.consumer import (
 )
 from hindsight_redis.pipeline.maintenance import PeriodicSweep
 from hindsight_redis.pipeline.namespaces import ServedNamespaces, wanted
+from hindsight_redis.pipeline.pacing import ROLES, RefinePace, Role
+from hindsight_redis.pipeline.refining import Refining
 from hindsight_redis.pipeline.stages.base import Candidate, Stage
 from hindsight_redis.pipeline.streams import Entry, Lease, all_drained, read_group
 from hindsight_redis.redis.connection import connect, require_search
@@ -68,7 +71,14 @@ _CHUNK = 256  # streams per XREADGROUP
 _READ_AHEAD_ENTRIES = 512
 _JOINT_ENTRIES = 256
 _CONCURRENT_COMMITS = 8  # namespaces running their own stages and commit at once
-_REFINE_TRIES = 8  # namespaces asked for refine work per idle round
+
+
+class _Round(NamedTuple):
+    """What an ingest round found: entries (``busy``), and a full batch or reclaimed
+    entries, so that more may wait (``behind``)."""
+
+    busy: bool
+    behind: bool
 
 
 class Worker:
@@ -79,7 +89,9 @@ class Worker:
     ``stages`` replaces the default stage list (filters, embed, dedup), after
     the trust checks, which always run; ``extra_stages`` run after it. Start
     several workers (processes or hosts) to scale out: they share each
-    namespace's consumer group.
+    namespace's consumer group. ``role`` (default ``settings.worker_role``):
+    ``"all"`` ingests and refines (``pipeline.pacing``), ``"ingest"`` never
+    refines, ``"refine"`` only adds contextual vectors and reads no stream.
     """
 
     def __init__(
@@ -91,8 +103,13 @@ class Worker:
         stages: Sequence[Stage] | None = None,
         extra_stages: Sequence[Stage] = (),
         redis: aioredis.Redis | None = None,
+        role: Role | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        self.role: Role = role or self.settings.worker_role
+        if self.role not in ROLES:
+            raise InvalidArgument(f"worker role must be one of {', '.join(ROLES)}, not {role!r}")
+        RefinePace(self.settings.refine_share)  # a bad share fails here, not at run
         self.keys = Keys(self.settings.key_prefix, self.settings.namespace)
         self._pipeline = PipelineSettings(
             worker=self.settings.worker,
@@ -116,6 +133,12 @@ class Worker:
         self._extra_stages = list(extra_stages)
         self._redis = redis
         self._stopping = asyncio.Event()
+        self._refining = Refining(
+            self._served,
+            share=self.settings.refine_share,
+            multi=self._multi,
+            stopping=self._stopping,
+        )
         self._loop: asyncio.AbstractEventLoop | None = None
         self.report = WorkerReport()
         self._shared: SharedParts | None = None
@@ -142,6 +165,12 @@ class Worker:
         """The asyncio form of ``run``."""
         self._loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
+        self._refining = Refining(
+            self._served,
+            share=self.settings.refine_share,
+            multi=self._multi,
+            stopping=self._stopping,
+        )
         if install_signal_handlers:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self._loop.add_signal_handler(sig, self._stopping.set)
@@ -193,27 +222,57 @@ class Worker:
     # -- the loop -------------------------------------------------------------
 
     async def _loop_until_done(self, redis: aioredis.Redis, burst: bool) -> None:
-        last_maintenance = 0.0
         block_ms = (
             min(self.settings.worker_block_ms, 100) if burst else self.settings.worker_block_ms
         )
+        background = None
+        if self.role == "all" and not burst:
+            background = asyncio.create_task(self._refining.beside(block_ms))
+        try:
+            await self._consume(redis, burst, block_ms, refines_beside=background is not None)
+        finally:
+            if background is not None:
+                background.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await background
+        if self.role == "refine":
+            return
+        with contextlib.suppress(RedisUnavailable), redis_errors("run maintenance"):
+            for consumer in self._served.consumers.values():
+                await consumer.maintain()
+
+    async def _consume(
+        self, redis: aioredis.Redis, burst: bool, block_ms: int, *, refines_beside: bool
+    ) -> None:
+        """Rounds until stopped (``burst``: until drained). ``refines_beside``: a background
+        task refines whenever the cores are free; else refining happens between rounds."""
+        last_maintenance = 0.0
         outage_s = 0.0
-        refining = busy = False
+        refining = False
         while not self._stopping.is_set():
             try:
                 with redis_errors("consume the stream"):
                     if self._served.refresh_due:
                         await self._served.refresh(redis)
-                    # While refining, only peek at the streams between refine steps.
-                    if busy := await self._round(redis, None if refining else block_ms):
-                        refining = False
-                    else:
-                        refining = await self._refine() > 0
-                        if not refining and burst and await self._drained(redis):
+                    if self.role == "refine":
+                        if not await self._refining.alone(block_ms) and burst:
                             break
+                        outage_s = 0.0
+                        continue
+                    # While refining, only peek at the streams between refine steps.
+                    started = time.monotonic()
+                    done = await self._round(redis, None if refining else block_ms)
+                    refining = self.role != "ingest" and await self._refining.after_round(
+                        busy=done.busy,
+                        behind=done.behind,
+                        took_s=time.monotonic() - started,
+                        beside=refines_beside,
+                    )
+                    if not done.busy and not refining and burst and await self._drained(redis):
+                        break
                     if time.monotonic() - last_maintenance > self._maintenance_every_s:
                         last_maintenance = time.monotonic()
-                        await self._maintain_some(busy=busy)
+                        await self._maintain_some(busy=done.busy)
                     self._start_a_sweep()  # runs beside consumption
                     outage_s = 0.0
             except RedisUnavailable as e:
@@ -226,19 +285,16 @@ class Worker:
                 with contextlib.suppress(RedisUnavailable), redis_errors("reconnect"):
                     for consumer in self._served.consumers.values():
                         await consumer.recover()
-        with contextlib.suppress(RedisUnavailable), redis_errors("run maintenance"):
-            for consumer in self._served.consumers.values():
-                await consumer.maintain()
 
-    async def _round(self, redis: aioredis.Redis, block_ms: int | None) -> bool:
+    async def _round(self, redis: aioredis.Redis, block_ms: int | None) -> _Round:
         """Process the entries reclaimed this round (apart, in small batches), else read
-        and process at most a batch per namespace; False when none had work."""
+        and process at most a batch per namespace."""
         consumers = self._served.rotation(self._turn)
         self._turn += 1
         if not consumers:
             with contextlib.suppress(TimeoutError):  # nothing to serve yet
                 await asyncio.wait_for(self._stopping.wait(), (block_ms or 0) / 1000)
-            return False
+            return _Round(busy=False, behind=False)
         async with Lease(redis, self.name, self.settings.claim_idle_ms) as lease:
             reclaimed = await self._reclaim(redis, consumers, lease)
             if reclaimed:  # apart from new entries, in small batches (reclaimed_chunks)
@@ -251,7 +307,7 @@ class Worker:
                         entries = await consumer.claim(chunk)
                         if entries:
                             await self._process(redis, [(consumer, entries)])
-                return True
+                return _Round(busy=True, behind=True)
             batches, full = await self._read_new(redis, consumers, lease, block_ms)
             batch = self.settings.worker_batch_size
             work: list[tuple[NamespaceConsumer, list[Entry]]] = []
@@ -268,7 +324,7 @@ class Worker:
                     work, size = [], 0
             if work:
                 await self._process(redis, work)
-        return bool(batches)
+        return _Round(busy=bool(batches), behind=bool(full))
 
     async def _reclaim(
         self, redis: aioredis.Redis, consumers: list[NamespaceConsumer], lease: Lease
@@ -411,20 +467,6 @@ class Worker:
         return None
 
     # -- between rounds -------------------------------------------------------
-
-    async def _refine(self) -> int:
-        """A background refine step in the next namespace that may have work; 0 if none."""
-        tries = 0
-        for consumer in self._served.rotation(self._turn):
-            if self._multi and not consumer.may_refine:
-                continue  # found nothing since its last commit
-            done = await consumer.refine()
-            if done:
-                return done
-            tries += 1
-            if tries >= _REFINE_TRIES:
-                break
-        return 0
 
     async def _drained(self, redis: aioredis.Redis) -> bool:
         """True when every entry of every served stream was delivered and acknowledged."""

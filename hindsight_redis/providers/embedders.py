@@ -368,6 +368,16 @@ def embedder_from_settings(embedding: EmbeddingSettings) -> Embedder:
     return make_embedder(embedding.embedder, **options)
 
 
+def draft_from_settings(embedding: EmbeddingSettings) -> Embedder | None:
+    """The refiner's draft embedder (``contextual_drafts``): MiniLM's int8 graph, one text
+    per run, at the lowest CPU priority; None for other contextual models or without drafts."""
+    if embedding.contextual_embedder != "minilm" or not embedding.contextual_drafts:
+        return None
+    return make_embedder(
+        "minilm", threads=embedding.contextual_threads, int8_graph=True, low_priority=True
+    )
+
+
 def prepare_query_model(
     embedding: EmbeddingSettings, announce: Callable[[str], object] | None = None
 ) -> Path | None:
@@ -392,13 +402,18 @@ def contextual_from_settings(
     """The contextual embedder of ``embedding.contextual_embedder``; None for ``"none"``.
 
     Any embedder name works as the contextual one (e.g. ``litellm:<model>``).
-    ``for_queries``: the searcher's, which may run a faster query graph
-    (``contextual_query_int8``).
+    ``for_queries``: the searcher's (MiniLM: its int8 graph when
+    ``contextual_query_int8``); else the refiner's, whose model runs at the
+    lowest CPU priority (ingest and searches come first).
     """
     name = embedding.contextual_embedder
     if name == "none":
         return None
     if name == "minilm":
-        query_graph = for_queries and embedding.contextual_query_int8
-        return make_embedder(name, threads=embedding.contextual_threads, for_queries=query_graph)
+        return make_embedder(
+            name,
+            threads=embedding.contextual_threads,
+            int8_graph=for_queries and embedding.contextual_query_int8,
+            low_priority=not for_queries,
+        )
     return embedder_from_settings(embedding.model_copy(update={"embedder": name}))

@@ -180,7 +180,24 @@ class WorkerSettings(_Group):
         "this many (0: after every batch); more keeps them for replay by other consumer "
         "groups, and keeps the content of written memories in the stream that long.",
     )
-    refine_batch_size: int = Field(16, gt=0, description="Memories per background refine step.")
+    refine_batch_size: int = Field(
+        8,
+        gt=0,
+        description="Memories per refine step (writes arriving meanwhile wait for it: "
+        "about 10 ms a memory on one core).",
+    )
+    refine_share: float = Field(
+        0.1,
+        ge=0.0,
+        le=1.0,
+        description="Share of a worker's time given to refining while writes wait for it "
+        "(a worker that keeps up refines between batches anyway; 0: only then).",
+    )
+    worker_role: Literal["all", "ingest", "refine"] = Field(
+        "all",
+        description='"all": ingest and refine; "ingest": never refine; "refine": only add '
+        "contextual vectors (refiners in processes or on machines of their own).",
+    )
 
 
 class FilterSettings(_Group):
@@ -239,8 +256,14 @@ class EmbeddingSettings(_Group):
     contextual_threads: int = Field(1, gt=0, le=64, description="onnxruntime threads per process.")
     contextual_query_int8: bool = Field(
         True,
-        description="Embed search queries with the contextual model's int8 query graph "
-        "(about 3x faster, cosine 0.995 to the full graph); documents use the full graph.",
+        description="Embed search queries with the contextual model's int8 graph "
+        "(about 3x faster, cosine 0.995 to the full graph).",
+    )
+    contextual_drafts: bool = Field(
+        True,
+        description="A new memory first gets a draft contextual vector from the int8 graph "
+        "(about 3x faster, cosine 0.99), replaced by the full graph's once no memory waits "
+        "for a first one; false: the full graph's at once.",
     )
     contextual_stored_dims: int = Field(
         256,

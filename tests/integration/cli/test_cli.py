@@ -96,3 +96,22 @@ def test_bad_input_is_a_clear_error(cli_env: Settings, capsys: pytest.CaptureFix
     assert "content must not be empty" in capsys.readouterr().err
     assert main(["search", "x", "--top-k", "0"]) == 2
     assert "top_k" in capsys.readouterr().err
+
+
+def test_worker_roles_ingest_then_refine(
+    cli_env: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["write", "Erin moved the standup to 9:30 on Tuesdays"]) == 0
+    capsys.readouterr()
+    assert main(["worker", "--burst", "--role", "ingest"]) == 0
+    report = _json(capsys)
+    assert isinstance(report, dict) and report["indexed"] == 1 and report["refined"] == 0
+    assert main(["stats"]) == 0
+    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert lines["refine"].split()[:5] == ["pending", "1", "(the", "oldest", "waits"]
+    assert main(["worker", "--burst", "--role", "refine"]) == 0
+    report = _json(capsys)
+    assert isinstance(report, dict) and report["indexed"] == 0 and report["refined"] == 1
+    with pytest.raises(SystemExit) as exited:
+        main(["worker", "--role", "reader"])
+    assert exited.value.code == 2 and "invalid choice: 'reader'" in capsys.readouterr().err

@@ -231,7 +231,7 @@ async def test_refine_script_results(env: Env, minilm: MiniLMEmbedder) -> None:
     )
     k = env.keys
 
-    async def run(key: str, content: str, model: str = MODEL_ID) -> int:
+    async def run(key: str, content: str, model: str = MODEL_ID, state: str = "done") -> int:
         return await scripts.refine(
             env.redis,
             memory=key,
@@ -240,6 +240,7 @@ async def test_refine_script_results(env: Env, minilm: MiniLMEmbedder) -> None:
             field=CONTEXT_FIELD,
             vector=vec,
             model=model,
+            state=state,
         )
 
     assert await run(k.doc("absent"), "Judy waters the office plants on Mondays") == 0
@@ -248,8 +249,13 @@ async def test_refine_script_results(env: Env, minilm: MiniLMEmbedder) -> None:
     assert await env.redis.hget(k.doc("m"), "refine") == b"pending"
     assert await run(k.doc("m"), "Judy waters the office plants on Mondays", "other") == -1
     assert not await env.redis.hexists(k.doc("m"), CONTEXT_FIELD)
-    assert await run(k.doc("m"), "Judy waters the office plants on Mondays") == 1
+    judy = "Judy waters the office plants on Mondays"
+    assert await run(k.doc("m"), judy, state="draft") == 1
+    assert await env.redis.hmget(k.doc("m"), ["refine", CONTEXT_FIELD]) == [b"draft", vec]
+    assert await run(k.doc("m"), judy) == 1  # the exact vector replaces the draft
     assert await env.redis.hmget(k.doc("m"), ["refine", CONTEXT_FIELD]) == [b"done", vec]
+    assert await run(k.doc("m"), judy, state="draft") == 0  # never back to a draft
+    assert await env.redis.hget(k.doc("m"), "refine") == b"done"
 
 
 async def test_refiner_refuses_another_contextual_model(env: Env, minilm: MiniLMEmbedder) -> None:

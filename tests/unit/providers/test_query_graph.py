@@ -31,7 +31,7 @@ def test_query_vectors_are_close_to_the_full_graph_and_built_once(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     full = MiniLMEmbedder().embed_sync(SENTENCES)
-    queries = MiniLMEmbedder(for_queries=True)  # one text per call, as searches embed
+    queries = MiniLMEmbedder(int8_graph=True)  # one text per call, as searches embed
     fast = np.concatenate([queries.embed_sync([s]) for s in SENTENCES])
     cosines = (full * fast).sum(axis=1)
     assert cosines[:-1].min() > 0.99, cosines  # sentences: within 0.01
@@ -44,7 +44,7 @@ def test_query_vectors_are_close_to_the_full_graph_and_built_once(
 
     monkeypatch.setattr(query_graph, "build", no_rebuild)
     assert query_graph.query_graph(default_model_path()) == built
-    again = MiniLMEmbedder(for_queries=True).embed_sync(SENTENCES[:1])
+    again = MiniLMEmbedder(int8_graph=True).embed_sync(SENTENCES[:1])
     assert np.allclose(again, fast[:1], atol=1e-6)
 
 
@@ -53,7 +53,7 @@ def test_without_onnx_queries_use_the_full_graph(
 ) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime.quantization", None)  # import fails
     with caplog.at_level(logging.WARNING):
-        vectors = MiniLMEmbedder(for_queries=True).embed_sync(SENTENCES[:2])
+        vectors = MiniLMEmbedder(int8_graph=True).embed_sync(SENTENCES[:2])
     assert "needs the onnx package" in caplog.text
     assert np.allclose(vectors, MiniLMEmbedder().embed_sync(SENTENCES[:2]), atol=1e-6)
     assert not list(cache.glob("*.onnx"))
@@ -79,7 +79,7 @@ def test_the_query_graph_is_fused_and_reads_padded_batches(cache: Path) -> None:
     assert sum(n.op_type == "QAttention" for n in nodes) == 6  # one per layer
     assert len(nodes) < 150  # the exported graph quantised has about 440
     # several texts of different lengths in one padded batch: padding is masked
-    batched = MiniLMEmbedder(for_queries=True).embed_sync(SENTENCES)
+    batched = MiniLMEmbedder(int8_graph=True).embed_sync(SENTENCES)
     assert (batched * MiniLMEmbedder().embed_sync(SENTENCES)).sum(axis=1)[:-1].min() > 0.98
 
 
@@ -94,5 +94,5 @@ def test_a_fused_graph_that_does_not_match_falls_back_to_the_exported_ops(
     assert path is not None
     assert "the fused graph is not usable" in caplog.text
     assert not any(n.op_type == "QAttention" for n in onnx.load(str(path)).graph.node)
-    fast = MiniLMEmbedder(for_queries=True).embed_sync(SENTENCES[:1])
+    fast = MiniLMEmbedder(int8_graph=True).embed_sync(SENTENCES[:1])
     assert (fast * MiniLMEmbedder().embed_sync(SENTENCES[:1])).sum() > 0.99

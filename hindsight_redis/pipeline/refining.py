@@ -1,0 +1,112 @@
+"""A worker's refining: between its ingest rounds, beside them, or alone.
+
+``pipeline.pacing`` says when; this module runs the steps over the served
+namespaces (``NamespaceConsumer.refine``, one namespace per step, in turn):
+
+- ``after_round``: after an ingest round. While writes wait (``behind``), the
+  steps the refine share owes; otherwise, unless a background task refines,
+  one step (a short one while writes keep arriving);
+- ``beside``: the background task of a long-running worker, refining for as
+  long as memories wait; its model runs at the lowest CPU priority
+  (``providers.contextual``), so ingest and searches take the cores first;
+- ``alone``: a worker of role ``refine``, which reads no stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from hindsight_redis.errors import RedisUnavailable, redis_errors
+from hindsight_redis.pipeline.namespaces import ServedNamespaces
+from hindsight_redis.pipeline.pacing import RefinePace
+
+log = logging.getLogger(__name__)
+_TRIES = 8  # namespaces asked for refine work per step
+_SPARE_STEP = 2  # memories a step between rounds takes while writes keep arriving
+_MIN_PAUSE_S = 0.05
+
+
+class Refining:
+    """Refine steps for one worker: ``share`` of its time while writes wait, ``multi``
+    when it serves several namespaces (each asked only after a commit of its own);
+    ``stopping`` ends the loops."""
+
+    def __init__(
+        self, served: ServedNamespaces, *, share: float, multi: bool, stopping: asyncio.Event
+    ) -> None:
+        self.served = served
+        self.pace = RefinePace(share)
+        self.multi = multi
+        self.stopping = stopping
+        self.committed = asyncio.Event()  # a round had writes: there may be work
+        self._turn = 0
+
+    async def step(self, most: int | None = None) -> int:
+        """A refine step (of at most ``most`` memories) in the next namespace that may
+        have work; 0 if none."""
+        self._turn += 1
+        tries = 0
+        for consumer in self.served.rotation(self._turn):
+            if self.multi and not consumer.may_refine:
+                continue  # found nothing since its last commit
+            done = await consumer.refine(most)
+            if done:
+                return done
+            tries += 1
+            if tries >= _TRIES:
+                break
+        return 0
+
+    async def after_round(self, *, busy: bool, behind: bool, took_s: float, beside: bool) -> bool:
+        """Steps after an ingest round that ``took_s`` (``busy``: it had writes;
+        ``behind``: more wait); ``beside``: a background task refines. True if any
+        memory was refined (the next read then only peeks at the streams)."""
+        if busy:
+            self.committed.set()
+        if not behind:
+            if beside:
+                return False
+            return await self.step(_SPARE_STEP if busy else None) > 0
+        self.pace.ingested(took_s)
+        refined = 0
+        while self.pace.due and not self.stopping.is_set():
+            started = time.monotonic()
+            done = await self.step()
+            self.pace.refined(time.monotonic() - started)
+            if not done:
+                break
+            refined += done
+        return refined > 0
+
+    async def beside(self, block_ms: int) -> None:
+        """Refine for as long as memories wait, then wait for the next commit (or
+        ``block_ms``); until stopped or cancelled."""
+        pause_s = max(block_ms / 1000, _MIN_PAUSE_S)
+        while not self.stopping.is_set():
+            try:
+                with redis_errors("refine"):
+                    done = await self.step()
+            except RedisUnavailable:  # the worker's loop waits the outage out
+                done = 0
+            except Exception:  # refining must never stop; ingest goes on regardless
+                log.exception("background refining failed; trying again shortly")
+                done = 0
+            if done:
+                continue
+            self.committed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.committed.wait(), pause_s)
+
+    async def alone(self, block_ms: int) -> bool:
+        """A refine role's step: refine, or wait ``block_ms`` when nothing waits in any
+        served namespace; False when nothing did."""
+        if await self.step():
+            return True
+        for consumer in self.served.consumers.values():
+            consumer.may_refine = True  # others' commits are not seen here: ask again
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stopping.wait(), block_ms / 1000)
+        return False
