@@ -24,6 +24,7 @@ from hindsight_redis.core.resp import as_text, search_rows, search_total
 from hindsight_redis.core.text import han_runs
 from hindsight_redis.errors import InvalidArgument, ProviderError, redis_errors
 from hindsight_redis.index.filters import build_filter
+from hindsight_redis.index.record import recorded_index
 from hindsight_redis.ops.evaluate import (
     EvalReport,
     Missed,
@@ -61,7 +62,9 @@ async def sample_memories(
     redis: Redis, keys: Keys, count: int, *, viewer: str, rng: random.Random
 ) -> list[Sampled]:
     """Up to ``count`` active memories ``viewer`` may see, at random (random offsets into
-    the namespace's index, one pipelined round trip)."""
+    the namespace's index, one pipelined round trip); none before the index exists."""
+    if await recorded_index(redis, keys) is None:
+        return []
     expr = build_filter(keys.namespace, SearchFilters(viewer=viewer))
     alias = keys.index_alias
     with redis_errors("sample the memories"):
@@ -175,7 +178,7 @@ async def run_self(
     if fallback:
         notes.append(f"{fallback} queries from rare words: the LLM failed")
     if not chosen:
-        notes.append("no active memory to sample")
+        notes.append("no memory to sample: none is indexed yet (is a worker running?)")
     return report("self", mode, k, scores, {}, missed, times, notes)
 
 
