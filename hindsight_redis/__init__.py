@@ -24,7 +24,7 @@ Layers, lowest first:
     trust                  what may be stored, held and erased: secrets, poisoning, erasure, audit
     pipeline               the worker: consumers, stages, commits, the refiner
     search                 a search: query analysis, legs, fusion, re-rankers
-    ops                    operators' reads: stats, admin, metrics, doctor
+    ops                    operators' reads: stats, admin, metrics, doctor, evaluation
     client                 the library's front doors, async and sync
     service                the tools agents get, MCP over stdio and HTTP, tokens, the web console
     cli, integrations      adapters: the command line, agent frameworks

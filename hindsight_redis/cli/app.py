@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hindsight_redis.cli.common import ABOUT, Handler, settings_from_args
+from hindsight_redis.cli.evaluate import add_arguments as eval_arguments
+from hindsight_redis.cli.evaluate import cmd_eval
 from hindsight_redis.cli.memories import (
     by_id,
     cmd_export,
@@ -156,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", help="what to look for, in words")
     add_options(p, SearchOptions)
     p.add_argument("--json", action="store_true", help="print the hits as JSON")
+    eval_arguments(add("eval", cmd_eval, "measure search on a golden file, or on the pool itself"))
     for name, text in (("get", "show one memory"), ("restore", "restore an archived memory")):
         add(name, by_id(name), text).add_argument("id", help=MEMORY_ID)
     p = add("protect", cmd_protect, "protect a memory from sweeps and forget (--off: lift it)")

@@ -20,6 +20,7 @@ from typing import Any
 from redis.asyncio import Redis
 from typing_extensions import Unpack
 
+from hindsight_redis.client.evaluation import evaluate as _evaluate
 from hindsight_redis.client.pool import PoolOperations, on_pool
 from hindsight_redis.client.records import read_record
 from hindsight_redis.client.write_edge import Provenance, WriteEdge, identified
@@ -476,6 +477,7 @@ class AsyncMemoryClient:
     reindex = on_pool(PoolOperations.reindex)
     erase = on_pool(PoolOperations.erase)
     audit = on_pool(PoolOperations.audit)
+    evaluate = _evaluate
 
 
 def _known_keywords(method: str, options: Mapping[str, Any], known: Sequence[str]) -> None:

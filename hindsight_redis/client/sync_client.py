@@ -106,3 +106,4 @@ class MemoryClient:
     reindex = _blocking(AsyncMemoryClient.reindex)
     erase = _blocking(AsyncMemoryClient.erase)
     audit = _blocking(AsyncMemoryClient.audit)
+    evaluate = _blocking(AsyncMemoryClient.evaluate)
