@@ -99,6 +99,26 @@ def _held(stats: Mapping[str, Any]) -> str:
     return f"{_count(held)}  ({approved:,} approved, {rejected:,} rejected)"
 
 
+def spend_text(spend: Mapping[str, Any]) -> str:
+    """A namespace's LLM spend today against its budget, in one line."""
+    budget = spend.get("budget") or {}
+    tokens = f"{spend.get('tokens', 0):,} tokens"
+    if budget.get("tokens"):
+        tokens += f" of {budget['tokens']:,}"
+    usd = f"${spend.get('usd', 0.0):.4f}"
+    if budget.get("usd"):
+        usd += f" of ${budget['usd']:.2f}"
+    text = f"{tokens}, {usd}, {spend.get('calls', 0):,} calls"
+    if spend.get("unpriced_calls"):
+        text += f" ({spend['unpriced_calls']:,} unpriced)"
+    if spend.get("budget_reached"):
+        saved = int(spend.get("skipped_for_budget", 0))
+        text += f"; budget reached: heuristics stand in ({saved:,} calls saved)"
+    elif not (budget.get("tokens") or budget.get("usd")):
+        text += "; no budget"
+    return text
+
+
 def stats_lines(stats: Mapping[str, Any]) -> str:
     """``stats()`` as aligned ``name  value`` lines, the live workers last."""
     dropped = dict(stats.get("dropped", {}))
@@ -128,6 +148,9 @@ def stats_lines(stats: Mapping[str, Any]) -> str:
                 f"{memories['archived']:,} archived",
             ),
         )
+    spend = stats.get("llm_spend")
+    if spend:
+        rows.append(("llm today", spend_text(spend)))
     workers = stats.get("workers", [])
     summary = f"{len(workers)} live" if workers else "none live (start `hindsight-redis worker`)"
     idle = stats.get("idle_consumers", 0)

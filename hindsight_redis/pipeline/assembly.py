@@ -25,6 +25,7 @@ from hindsight_redis.core.keys import Keys
 from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.pipeline.stages.base import Stage
 from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
+from hindsight_redis.providers.spend import SpendBudget, SpendLedger
 from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.settings import (
     DedupSettings,
@@ -74,6 +75,8 @@ class SharedParts:
     stages: list[Stage]
     judge: ConflictJudge
     guard: list[Stage] = field(default_factory=list)
+    ledger: SpendLedger | None = None
+    """Counts the stages' LLM calls: attached to Redis by the first ``build_pipeline``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +103,8 @@ def shared_parts(
     """The embedders of ``embedding``, the trust checks of ``trust`` (default: its
     defaults; secrets then poisoning, filters or not), the filter stages of ``filters``
     (scored and summarized by ``llm`` when it names a model, which also judges
-    poisoning), the embed stage and the conflict judge.
+    poisoning), the embed stage and the conflict judge; their LLM calls counted and
+    held to each namespace's daily budget by one ``SpendLedger``.
 
     Models load lazily, on first use.
     """
@@ -113,16 +117,18 @@ def shared_parts(
 
     trust = trust or TrustSettings()
     embedder = embedder_from_settings(embedding)
+    ledger = SpendLedger(SpendBudget.of(llm))
     guard: list[Stage] = [
         *secret_stages(trust),
-        PoisoningStage(poison_judge_from_settings(llm), policy=trust.poisoning),
+        PoisoningStage(poison_judge_from_settings(llm, ledger=ledger), policy=trust.poisoning),
     ]
     return SharedParts(
         embedder=embedder,
         contextual=contextual_from_settings(embedding),
-        stages=[*guard, *build_filter_stages(filters, llm), EmbedStage(embedder)],
-        judge=judge_from_settings(llm),
+        stages=[*guard, *build_filter_stages(filters, llm, ledger=ledger), EmbedStage(embedder)],
+        judge=judge_from_settings(llm, ledger=ledger),
         guard=guard,
+        ledger=ledger,
     )
 
 
@@ -137,6 +143,8 @@ async def build_pipeline(
     from hindsight_redis.pipeline.stages.dedup import DedupStage
 
     embedder, contextual = shared.embedder, shared.contextual
+    if shared.ledger is not None:  # every namespace of a worker shares its connection
+        shared.ledger.attach(redis, keys.prefix)
     index = MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding)
     info = await index.ensure(embedder, contextual)
     refiner = None
