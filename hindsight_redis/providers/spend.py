@@ -171,12 +171,12 @@ class Spend:
         """The spend as ``stats`` shows it, with ``budget`` (and whether it is reached)."""
         shown: dict[str, Any] = {
             "tokens": self.tokens,
-            "usd": round(self.usd, 6),
+            "usd": round(self.usd, 9),
             "calls": self.calls,
             "unpriced_calls": self.unpriced,
             "skipped_for_budget": self.skipped,
             "stages": {
-                stage: {k: (round(v, 6) if k == "usd" else int(v)) for k, v in sorted(d.items())}
+                stage: {k: (round(v, 9) if k == "usd" else int(v)) for k, v in sorted(d.items())}
                 for stage, d in sorted(self.stages.items())
             },
         }
