@@ -99,15 +99,20 @@ def _held(stats: Mapping[str, Any]) -> str:
     return f"{_count(held)}  ({approved:,} approved, {rejected:,} rejected)"
 
 
+def _dollars(value: float) -> str:
+    # A cheap model's call costs a few millionths of a dollar: cents would show nothing.
+    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.6f}"
+
+
 def spend_text(spend: Mapping[str, Any]) -> str:
     """A namespace's LLM spend today against its budget, in one line."""
     budget = spend.get("budget") or {}
     tokens = f"{spend.get('tokens', 0):,} tokens"
     if budget.get("tokens"):
         tokens += f" of {budget['tokens']:,}"
-    usd = f"${spend.get('usd', 0.0):.4f}"
+    usd = _dollars(float(spend.get("usd", 0.0)))
     if budget.get("usd"):
-        usd += f" of ${budget['usd']:.2f}"
+        usd += f" of {_dollars(float(budget['usd']))}"
     text = f"{tokens}, {usd}, {spend.get('calls', 0):,} calls"
     if spend.get("unpriced_calls"):
         text += f" ({spend['unpriced_calls']:,} unpriced)"

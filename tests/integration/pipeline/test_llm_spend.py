@@ -17,12 +17,14 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 from redis.asyncio import Redis
+from starlette.testclient import TestClient
 
 from hindsight_redis import AsyncMemoryClient, Worker
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.ops.metrics import MetricsApp
 from hindsight_redis.providers.litellm_import import load_litellm
 from hindsight_redis.providers.spend import day_of
+from hindsight_redis.service.console import build_app
 from hindsight_redis.settings import Settings
 
 FACTS = [
@@ -167,6 +169,11 @@ async def test_past_the_budget_the_heuristics_stand_in_and_nothing_is_dropped_fo
     assert spend["stages"]["poisoning"]["skipped"] == 2
     assert spend["tokens"] == 2 * CALL_TOKENS  # nothing spent past the budget
     assert stats["indexed"] == 2
+    # The console's namespace page says so too.
+    with TestClient(build_app(on), base_url="http://127.0.0.1:8766") as http:
+        page = http.get("/ns/tight").text
+    assert "LLM today" in page
+    assert "60 tokens of 60, $0.000027, 2 calls; budget reached" in page
 
 
 async def test_dollar_budget(settings: Settings, calls: Calls) -> None:
