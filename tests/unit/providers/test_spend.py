@@ -144,3 +144,55 @@ def test_a_client_without_a_connected_ledger_calls_and_counts_nothing() -> None:
     cheap = client.for_model("gpt-3.5-turbo")
     assert cheap.model == "gpt-3.5-turbo" and cheap.ledger is ledger
     assert client.for_model(None) is client and client.model == "gpt-4o-mini"
+
+
+class _Spent:
+    """A ledger whose namespace has spent its day: every call is refused and counted."""
+
+    def __init__(self) -> None:
+        self.skips: list[Charge] = []
+
+    async def allows(self, namespace: str) -> bool:
+        return False
+
+    async def skipped(self, charge: Charge) -> None:
+        self.skips.append(charge)
+
+
+def test_past_the_budget_each_stage_says_its_stand_in_ran_and_no_call_is_made() -> None:
+    from hindsight_redis.pipeline.stages.dedup import LLMConflictJudge, judged
+    from hindsight_redis.pipeline.stages.scoring import LLMScorer, ScoreStage
+    from hindsight_redis.pipeline.stages.summarize import LLMSummarizer, SummarizeStage
+    from hindsight_redis.trust.poisoning import LLMPoisonJudge
+
+    ledger = _Spent()
+    spent: Any = ledger  # duck-typed: the client calls allows() and skipped()
+    llm = Settings(llm_model="gpt-4o-mini", llm_max_retries=0).llm
+    # A call that reached litellm would raise: the budget must stop it before.
+    client = LLMClient(llm, ledger=spent, mock_response=Exception("must not be called"))
+    fact = "I moved to Lisbon in March 2024 and work at the Alfama office"
+    long = " ".join([fact] * 40)
+
+    def cand(text: str) -> Candidate:
+        return Candidate("1-0", MemoryEvent(event_id="e", namespace="ns", content=text), text)
+
+    async def main() -> tuple[Candidate, Candidate, tuple[bool, str], Any]:
+        scored, summarized = cand(fact), cand(long)
+        await ScoreStage(LLMScorer(client), min_score=0.6, importance_max_nudge=0.1).process(
+            [scored]
+        )
+        await SummarizeStage(LLMSummarizer(client), token_budget=32).process([summarized])
+        with charged_to("ns", "judge"):
+            verdict = await judged(
+                LLMConflictJudge(client), "standup is at 10 am", "standup is at 9 am"
+            )
+        with charged_to("ns", "poisoning"):
+            (poison,) = await LLMPoisonJudge(client).judge([fact])
+        return scored, summarized, verdict, poison
+
+    scored, summarized, verdict, poison = asyncio.run(main())
+    assert scored.notes["scored_by"] == "heuristic (budget)" and not scored.dropped
+    assert summarized.notes["summarized_by"] == "extractive (budget)"
+    assert verdict == (True, "heuristic (budget)")  # the heuristic still sees the change
+    assert poison.budget and poison.source == "heuristic"
+    assert [c.stage for c in ledger.skips] == ["score", "summary", "judge", "poisoning"]
