@@ -20,6 +20,7 @@ spend may overshoot its budget by the calls in flight at once, at most a batch p
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -215,6 +216,7 @@ class SpendLedger:
         self._redis: Redis | None = None
         self._prefix = ""
         self._seen: dict[tuple[str, str], _Seen] = {}
+        self._reading = asyncio.Lock()
 
     def attach(self, redis: Redis, prefix: str) -> None:
         """Count in ``redis``, under the keys of ``prefix`` (the first attach stays)."""
@@ -229,14 +231,23 @@ class SpendLedger:
         day = day_of(now)
         seen = self._seen.get((namespace, day))
         if seen is None or now - seen.at >= self.refresh_s:
-            with redis_errors("read the LLM spend"):
-                tokens, usd = await self._redis.hmget(
-                    Keys(self._prefix, namespace).llm_spend(day), ["tokens", "usd"]
-                )
-            seen = _Seen(int(as_text(tokens or "0")), float(as_text(usd or "0")), now)
-            self._forget_days(day)
-            self._seen[(namespace, day)] = seen
+            # A batch's calls start together: one of them reads, the others wait for it.
+            async with self._reading:
+                seen = self._seen.get((namespace, day))
+                if seen is None or now - seen.at >= self.refresh_s:
+                    seen = await self._read(namespace, day, now)
         return not self.budget.reached(seen.tokens, seen.usd)
+
+    async def _read(self, namespace: str, day: str, now: float) -> _Seen:
+        assert self._redis is not None
+        with redis_errors("read the LLM spend"):
+            tokens, usd = await self._redis.hmget(
+                Keys(self._prefix, namespace).llm_spend(day), ["tokens", "usd"]
+            )
+        seen = _Seen(int(as_text(tokens or "0")), float(as_text(usd or "0")), now)
+        self._forget_days(day)
+        self._seen[(namespace, day)] = seen
+        return seen
 
     async def record(self, charge: Charge, usage: Usage) -> None:
         """Add one call's ``usage`` to ``charge``'s namespace, today and all time."""
