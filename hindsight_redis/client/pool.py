@@ -36,6 +36,7 @@ from hindsight_redis.lifecycle.retention import RetentionPolicy
 from hindsight_redis.lifecycle.review import ConflictResolution, Keep
 from hindsight_redis.ops import admin
 from hindsight_redis.ops.admin import DeadLetter
+from hindsight_redis.providers.spend import SpendBudget
 from hindsight_redis.settings import Settings
 from hindsight_redis.trust.audit import ACTIONS, AuditEntry, read_audit, record_audit
 from hindsight_redis.trust.erasure import ErasureReceipt, erase, selector_of
@@ -181,7 +182,10 @@ class PoolOperations:
     async def stats(self) -> dict[str, Any]:
         """Counters and stream state; see ``admin.collect_stats``."""
         return await admin.collect_stats(
-            await self.connect(), self.keys, live_within_ms=self.settings.worker.claim_idle_ms
+            await self.connect(),
+            self.keys,
+            live_within_ms=self.settings.worker.claim_idle_ms,
+            budget=SpendBudget.of(self.settings.llm),
         )
 
     async def why_no_hit(self) -> str | None:

@@ -142,6 +142,15 @@ class Keys:
         """Held by the one sweeper of the namespace (expires unless renewed)."""
         return f"{self.base}:sweep-lease"
 
+    def llm_spend(self, day: str) -> str:
+        """Hash of the namespace's LLM spend over one UTC day (``YYYY-MM-DD``)."""
+        return f"{self.base}:llm-spend:{day}"
+
+    @property
+    def llm_spend_total(self) -> str:
+        """Hash of the namespace's LLM spend over all time (the metrics' counters)."""
+        return f"{self.base}:llm-spend:total"
+
     @property
     def resolutions(self) -> str:
         """Capped stream recording every conflict resolution (and its undoing): who, when, why."""

@@ -66,6 +66,8 @@ class WriteReceipt:
     merged_into: str | None = None
     duplicate: bool = False
     conflicts_with: tuple[str, ...] = ()
+    scored_by: str | None = None
+    """Who scored it (with ``wait=True``): ``llm``, ``heuristic``, ``heuristic (budget)``..."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,8 @@ from hindsight_redis.errors import (
 )
 from hindsight_redis.index.filters import tag_clause
 from hindsight_redis.index.record import recorded_index
-from hindsight_redis.ops.stats import read_queue_states
+from hindsight_redis.ops.stats import read_llm_spend, read_queue_states
+from hindsight_redis.providers.spend import SpendBudget
 from hindsight_redis.redis import scripts
 from hindsight_redis.redis.cluster import list_indexes
 from hindsight_redis.search.query import newest_command
@@ -41,7 +42,7 @@ _STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
 
 
 async def collect_stats(
-    redis: Redis, keys: Keys, *, live_within_ms: int = 30_000
+    redis: Redis, keys: Keys, *, live_within_ms: int = 30_000, budget: SpendBudget | None = None
 ) -> dict[str, Any]:
     """What a namespace holds and how far behind its workers are.
 
@@ -57,7 +58,8 @@ async def collect_stats(
     ``memories`` (``active``, ``archived``, ``protected``; None without an index),
     ``workers`` (the consumers seen within ``live_within_ms``: name, pending,
     idle_s), ``idle_consumers`` (the others: crashed or stopped
-    workers that left entries, until reclaimed) and ``counters``.
+    workers that left entries, until reclaimed), ``counters`` and ``llm_spend`` (today's,
+    against ``budget``: ``stats.read_llm_spend``).
     """
     (state,) = await read_queue_states(redis, [keys])
     everyone = await _consumers(redis, keys)
@@ -86,6 +88,7 @@ async def collect_stats(
         "workers": [c for c in everyone if c["idle_s"] * 1000 <= live_within_ms],
         "idle_consumers": sum(1 for c in everyone if c["idle_s"] * 1000 > live_within_ms),
         "counters": state.counters,
+        "llm_spend": await read_llm_spend(redis, keys, budget),
     }
 
 

@@ -11,7 +11,11 @@ registry holds. Per namespace, read from Redis at scrape time
 ``_replayed_total``, ``_held_total``, ``_approved_total``, ``_rejected_total``, and
 the gauges ``hindsight_backlog``, ``_pending``, ``_undelivered``, ``_lag_seconds``,
 ``_dead_letters``, ``_stream_length``, ``_refine_pending``, ``_memories`` (by
-``status``), ``_memories_protected``.
+``status``), ``_memories_protected``. The LLM's spend (``providers.spend``): the
+counters ``hindsight_llm_tokens_total``, ``_llm_usd_total``, ``_llm_calls_total`` and
+``_llm_budget_skips_total`` by ``namespace`` and ``stage``, the gauges
+``hindsight_llm_tokens_today`` and ``_llm_usd_today`` (UTC day) by namespace, and the
+budget, ``hindsight_llm_budget_tokens`` and ``_llm_budget_usd`` (0: unlimited).
 
 ``metrics_app(settings)`` is the ASGI app serving them all (any GET: the
 router picks the path); the MCP HTTP server routes ``/metrics`` to it,
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, MutableMapping
@@ -45,6 +50,7 @@ from hindsight_redis.core.version import package_version
 from hindsight_redis.errors import HindsightError
 from hindsight_redis.ops.stats import QueueState, read_queue_states
 from hindsight_redis.pipeline.consumer import BATCH_SECONDS
+from hindsight_redis.providers.spend import NamespaceSpend, SpendBudget, read_spend
 from hindsight_redis.search.searcher import SEARCH_SECONDS
 from hindsight_redis.settings import Settings
 
@@ -96,6 +102,8 @@ class Snapshot:
     taken_at: float
     up: bool
     """Whether Redis answered."""
+    spend: list[NamespaceSpend] = dataclasses.field(default_factory=list)
+    budget: SpendBudget = dataclasses.field(default_factory=SpendBudget)
 
 
 class NamespaceCollector(Collector):
@@ -107,6 +115,7 @@ class NamespaceCollector(Collector):
     def collect(self) -> Iterable[Metric]:
         """Every family of the snapshot (a namespace without an index has no memory counts)."""
         yield from _namespace_families(self.snapshot.states, self.snapshot.taken_at)
+        yield from _spend_families(self.snapshot.spend, self.snapshot.budget)
         yield from _scrape_families(self.snapshot)
 
 
@@ -159,6 +168,48 @@ def _namespace_families(states: list[QueueState], now: float) -> Iterator[Metric
         "hindsight_memories_protected",
         "Active memories protected from sweeps.",
         ((s, (s.memories or {}).get("protected")) for s in states),
+    )
+
+
+# The LLM's spend counters, by field of a spend hash's stage (``spend.Spend.stages``).
+_SPEND_COUNTERS = {
+    "tokens": "LLM tokens (prompt and completion) spent, by stage.",
+    "usd": "LLM dollars spent (litellm's cost map; unpriced models count 0), by stage.",
+    "calls": "LLM calls made, by stage.",
+    "skipped": "LLM calls not made for the daily budget (the heuristic stood in), by stage.",
+}
+_SPEND_NAMES = {"skipped": "budget_skips"}
+
+
+def _spend_families(spends: list[NamespaceSpend], budget: SpendBudget) -> Iterator[Metric]:
+    for field_name, doc in _SPEND_COUNTERS.items():
+        name = f"hindsight_llm_{_SPEND_NAMES.get(field_name, field_name)}"
+        counter = CounterMetricFamily(name, doc, labels=["namespace", "stage"])
+        for spend in spends:
+            for stage, values in sorted(spend.total.stages.items()):
+                if field_name in values:
+                    counter.add_metric([spend.namespace, stage], values[field_name])
+        yield counter
+    tokens = GaugeMetricFamily(
+        "hindsight_llm_tokens_today", "LLM tokens spent today (UTC).", labels=["namespace"]
+    )
+    usd = GaugeMetricFamily(
+        "hindsight_llm_usd_today", "LLM dollars spent today (UTC).", labels=["namespace"]
+    )
+    for spend in spends:
+        tokens.add_metric([spend.namespace], spend.today.tokens)
+        usd.add_metric([spend.namespace], spend.today.usd)
+    yield tokens
+    yield usd
+    yield GaugeMetricFamily(
+        "hindsight_llm_budget_tokens",
+        "LLM tokens a namespace may spend per UTC day (0: unlimited).",
+        value=budget.tokens,
+    )
+    yield GaugeMetricFamily(
+        "hindsight_llm_budget_usd",
+        "LLM dollars a namespace may spend per UTC day (0: unlimited).",
+        value=budget.usd,
     )
 
 
@@ -253,11 +304,15 @@ class MetricsApp:
             known = set(await registered(self._redis, self.settings.key_prefix)) | {configured}
             chosen = [configured, *sorted(known - {configured})][: self.max_namespaces]
             prefix = self.settings.key_prefix
-            states = await read_queue_states(self._redis, [Keys(prefix, n) for n in chosen])
+            keys = [Keys(prefix, n) for n in chosen]
+            states = await read_queue_states(self._redis, keys)
+            spend = await read_spend(self._redis, keys)
         except HindsightError as e:
             logger.warning("metrics: cannot read the namespaces' state: %s", e)
             return Snapshot([], 0, time.perf_counter() - started, time.time(), up=False)
-        return Snapshot(states, len(known), time.perf_counter() - started, time.time(), up=True)
+        took = time.perf_counter() - started
+        budget = SpendBudget.of(self.settings.llm)
+        return Snapshot(states, len(known), took, time.time(), True, spend, budget)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -109,6 +109,31 @@ def _refine(pending: int | None, lag_s: float | None, drafts: int | None) -> str
     return _count(pending) + (f"  ({'; '.join(notes)})" if notes else "")
 
 
+def _dollars(value: float) -> str:
+    # A cheap model's call costs a few millionths of a dollar: cents would show nothing.
+    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.6f}"
+
+
+def spend_text(spend: Mapping[str, Any]) -> str:
+    """A namespace's LLM spend today against its budget, in one line."""
+    budget = spend.get("budget") or {}
+    tokens = f"{spend.get('tokens', 0):,} tokens"
+    if budget.get("tokens"):
+        tokens += f" of {budget['tokens']:,}"
+    usd = _dollars(float(spend.get("usd", 0.0)))
+    if budget.get("usd"):
+        usd += f" of {_dollars(float(budget['usd']))}"
+    text = f"{tokens}, {usd}, {spend.get('calls', 0):,} calls"
+    if spend.get("unpriced_calls"):
+        text += f" ({spend['unpriced_calls']:,} unpriced)"
+    if spend.get("budget_reached"):
+        saved = int(spend.get("skipped_for_budget", 0))
+        text += f"; budget reached: heuristics stand in ({saved:,} calls saved)"
+    elif not (budget.get("tokens") or budget.get("usd")):
+        text += "; no budget"
+    return text
+
+
 def stats_lines(stats: Mapping[str, Any]) -> str:
     """``stats()`` as aligned ``name  value`` lines, the live workers last."""
     dropped = dict(stats.get("dropped", {}))
@@ -138,6 +163,9 @@ def stats_lines(stats: Mapping[str, Any]) -> str:
                 f"{memories['archived']:,} archived",
             ),
         )
+    spend = stats.get("llm_spend")
+    if spend:
+        rows.append(("llm today", spend_text(spend)))
     workers = stats.get("workers", [])
     summary = f"{len(workers)} live" if workers else "none live (start `hindsight-redis worker`)"
     idle = stats.get("idle_consumers", 0)

@@ -27,6 +27,7 @@ from hindsight_redis.index.counts import (
     search_count,
 )
 from hindsight_redis.index.filters import refine_pending_filter
+from hindsight_redis.providers.spend import SpendBudget, read_spend
 
 # Namespaces per pipeline: 9 commands each in the first round trip.
 _NAMESPACES_PER_PIPELINE = 250
@@ -204,6 +205,15 @@ def _state(keys: Keys, seen: _Seen, pending: Any, nxt: Any) -> QueueState:
         refine_oldest_s=seen.refine_oldest_s,
         refine_drafts=seen.refine_drafts,
     )
+
+
+async def read_llm_spend(
+    redis: Redis, keys: Keys, budget: SpendBudget | None = None
+) -> dict[str, Any]:
+    """The namespace's LLM spend today (UTC: tokens, dollars, calls, per stage, calls the
+    budget saved), with ``budget`` and whether it is reached; ``total``: all time."""
+    (spend,) = await read_spend(redis, [keys])
+    return {**spend.today.as_dict(budget), "total": spend.total.as_dict()}
 
 
 def _checked(reply: Any) -> Any:

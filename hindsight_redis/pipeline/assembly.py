@@ -29,6 +29,7 @@ from hindsight_redis.providers.embedders import (
     draft_from_settings,
     embedder_from_settings,
 )
+from hindsight_redis.providers.spend import SpendBudget, SpendLedger
 from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.settings import (
     DedupSettings,
@@ -80,6 +81,8 @@ class SharedParts:
     guard: list[Stage] = field(default_factory=list)
     draft: Embedder | None = None
     """The contextual model's faster form for first vectors (``contextual_drafts``)."""
+    ledger: SpendLedger | None = None
+    """Counts the stages' LLM calls: attached to Redis by the first ``build_pipeline``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +109,8 @@ def shared_parts(
     """The embedders of ``embedding``, the trust checks of ``trust`` (default: its
     defaults; secrets then poisoning, filters or not), the filter stages of ``filters``
     (scored and summarized by ``llm`` when it names a model, which also judges
-    poisoning), the embed stage and the conflict judge.
+    poisoning), the embed stage and the conflict judge; their LLM calls counted and
+    held to each namespace's daily budget by one ``SpendLedger``.
 
     Models load lazily, on first use.
     """
@@ -119,17 +123,19 @@ def shared_parts(
 
     trust = trust or TrustSettings()
     embedder = embedder_from_settings(embedding)
+    ledger = SpendLedger(SpendBudget.of(llm))
     guard: list[Stage] = [
         *secret_stages(trust),
-        PoisoningStage(poison_judge_from_settings(llm), policy=trust.poisoning),
+        PoisoningStage(poison_judge_from_settings(llm, ledger=ledger), policy=trust.poisoning),
     ]
     return SharedParts(
         embedder=embedder,
         contextual=contextual_from_settings(embedding),
         draft=draft_from_settings(embedding),
-        stages=[*guard, *build_filter_stages(filters, llm), EmbedStage(embedder)],
-        judge=judge_from_settings(llm),
+        stages=[*guard, *build_filter_stages(filters, llm, ledger=ledger), EmbedStage(embedder)],
+        judge=judge_from_settings(llm, ledger=ledger),
         guard=guard,
+        ledger=ledger,
     )
 
 
@@ -144,6 +150,8 @@ async def build_pipeline(
     from hindsight_redis.pipeline.stages.dedup import DedupStage
 
     embedder, contextual = shared.embedder, shared.contextual
+    if shared.ledger is not None:  # every namespace of a worker shares its connection
+        shared.ledger.attach(redis, keys.prefix)
     index = MemoryIndex(redis, keys, settings.index, settings.search, settings.embedding)
     info = await index.ensure(embedder, contextual)
     refiner = None

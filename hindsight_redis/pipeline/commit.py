@@ -266,6 +266,15 @@ def _op(candidate: Candidate) -> str:
     return "index"
 
 
+# Who decided, as the stages noted it: ``llm``, or the offline stand-in and why
+# (``heuristic (budget)``: the namespace's daily LLM budget was spent).
+_DECIDERS = ("scored_by", "summarized_by", "judged_by", "poisoning_by")
+
+
+def _deciders(candidate: Candidate) -> dict[str, str]:
+    return {k: candidate.notes[k] for k in _DECIDERS if k in candidate.notes}
+
+
 def outcome_of(candidate: Candidate) -> dict[str, Any]:
     """What is recorded about a candidate's fate (and sent to a waiting writer)."""
     event = candidate.event
@@ -285,6 +294,7 @@ def outcome_of(candidate: Candidate) -> dict[str, Any]:
             "session_id": event.session_id,
             "source": event.source,
             "created_at": event.created_at,
+            **_deciders(candidate),
         }
     if op == "merge":
         return {
@@ -297,8 +307,9 @@ def outcome_of(candidate: Candidate) -> dict[str, Any]:
             "session_id": event.session_id,
             "source": event.source,
             "created_at": event.created_at,
+            **_deciders(candidate),
         }
-    outcome: dict[str, Any] = {"status": "indexed", "id": event.event_id}
+    outcome: dict[str, Any] = {"status": "indexed", "id": event.event_id, **_deciders(candidate)}
     if candidate.conflicts_with:
         outcome["conflicts_with"] = list(candidate.conflicts_with)
     return outcome

@@ -1,9 +1,11 @@
 """A small shared wrapper over ``litellm.acompletion``.
 
-Used by the write scorer, the summarizer and the conflict judge. It adds what
-every caller needs and litellm leaves to them: a concurrency limit, a timeout,
+Used by the write scorer, the summarizer and the judges. It adds what every
+caller needs and litellm leaves to them: a concurrency limit, a timeout,
 retries with exponential backoff on retryable errors only, defensive JSON
-parsing, and errors wrapped as ``ProviderError`` at this boundary.
+parsing, errors wrapped as ``ProviderError`` at this boundary, and the one
+point where calls are counted and held to a namespace's daily budget
+(``providers.spend``: a call past it raises ``BudgetReached`` unmade).
 
 litellm is imported lazily (it is slow to import and, unless told otherwise,
 fetches a model cost map over the network on import).
@@ -12,6 +14,7 @@ fetches a model cost map over the network on import).
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
 import logging
@@ -23,6 +26,7 @@ from hindsight_redis.errors import ConfigError, ProviderError
 from hindsight_redis.providers.credentials import missing_key
 from hindsight_redis.providers.litellm_import import load_litellm
 from hindsight_redis.providers.retries import is_retryable
+from hindsight_redis.providers.spend import BudgetReached, SpendLedger, current_charge, usage_of
 
 if TYPE_CHECKING:
     from hindsight_redis.settings import LLMSettings
@@ -68,14 +72,24 @@ class LLMClient:
 
     ``litellm_options`` are passed through to ``litellm.acompletion`` on every
     call; tests use ``mock_response=...`` (or ``mock_timeout=True``) to run
-    litellm's real code path without a network.
+    litellm's real code path without a network. A call made inside
+    ``spend.charged_to`` is checked against and counted in ``ledger``.
     """
 
-    def __init__(self, llm: LLMSettings, **litellm_options: Any) -> None:
-        """A client for ``llm.llm_model``; ``ConfigError`` when none is set."""
-        if not llm.llm_model:
+    def __init__(
+        self,
+        llm: LLMSettings,
+        *,
+        model: str | None = None,
+        ledger: SpendLedger | None = None,
+        **litellm_options: Any,
+    ) -> None:
+        """A client for ``model`` (default ``llm.llm_model``); ``ConfigError`` when none is set."""
+        model = model or llm.llm_model
+        if not model:
             raise ConfigError("no LLM configured: set llm_model (HINDSIGHT_LLM_MODEL)")
-        self.model: str = llm.llm_model
+        self.model: str = model
+        self.ledger = ledger
         self._api_base = llm.llm_api_base
         self._api_key = llm.llm_api_key
         self._timeout_s = llm.llm_timeout_s
@@ -83,6 +97,15 @@ class LLMClient:
         self._backoff_s = llm.llm_retry_backoff_s
         self._semaphore = asyncio.Semaphore(llm.llm_concurrency)
         self._options = litellm_options
+
+    def for_model(self, model: str | None) -> LLMClient:
+        """This client calling ``model`` instead (None: the same one), sharing its
+        concurrency limit, ledger and options."""
+        if not model or model == self.model:
+            return self
+        other = copy.copy(self)
+        other.model = model
+        return other
 
     async def complete_text(self, system: str, user: str, *, max_tokens: int | None = None) -> str:
         """The model's answer to ``user`` under the ``system`` prompt."""
@@ -122,18 +145,31 @@ class LLMClient:
             error = ProviderError(missing)
             error.retryable = False  # no key will appear meanwhile
             raise error
+        charge = current_charge()
+        ledger = self.ledger if charge is not None else None
+        if ledger is not None and charge is not None and not await ledger.allows(charge.namespace):
+            await ledger.skipped(charge)
+            raise BudgetReached(
+                f"namespace {charge.namespace!r} spent its daily LLM budget: "
+                f"{charge.stage} uses its offline heuristic"
+            )
         litellm = load_litellm()
+        response = await self._answer(litellm, kwargs)
+        # Outside the retries: a Redis error here is the worker's (the batch is retried),
+        # not a provider failure to fall back from.
+        if ledger is not None and charge is not None:
+            await ledger.record(charge, usage_of(response, litellm))
+        return _content(response)
+
+    async def _answer(self, litellm: Any, kwargs: dict[str, Any]) -> Any:
         attempt = 0
         while True:
             try:
                 async with self._semaphore:
                     # A hard guard in case a provider ignores litellm's timeout.
-                    response = await asyncio.wait_for(
+                    return await asyncio.wait_for(
                         litellm.acompletion(**kwargs), timeout=self._timeout_s * 2 + 1.0
                     )
-                return _content(response)
-            except LLMOutputError:
-                raise
             except Exception as e:
                 retry = is_retryable(e) and attempt < self._max_retries
                 logger.warning(

@@ -227,7 +227,8 @@ class DedupSettings(_Group):
 
 
 class LLMSettings(_Group):
-    """The LLM of the scorer, the summarizer and the conflict judge (through litellm)."""
+    """The LLM of the scorer, the summarizer and the judges (through litellm), a cheaper
+    one per stage if wanted, and the daily budget of each namespace."""
 
     llm_model: str | None = None
     llm_api_base: str | None = None
@@ -237,6 +238,22 @@ class LLMSettings(_Group):
     llm_concurrency: int = Field(8, gt=0)
     llm_retry_backoff_s: float = Field(0.5, ge=0.0, description="First retry delay; doubles.")
     llm_cache_entries: int = Field(4096, ge=0, description="Scores cached by content hash.")
+    llm_daily_tokens: int = Field(
+        0, ge=0, description="LLM tokens a namespace may spend per UTC day; 0: unlimited."
+    )
+    llm_daily_usd: float = Field(
+        0.0, ge=0.0, description="LLM dollars a namespace may spend per UTC day; 0: unlimited."
+    )
+    score_model: str | None = Field(None, description="Model of the write score; unset: llm_model.")
+    summary_model: str | None = Field(None, description="Model of the summaries; unset: llm_model.")
+    judge_model: str | None = Field(
+        None, description="Model of the conflict and poisoning judges; unset: llm_model."
+    )
+
+    def model_of(self, stage: Literal["score", "summary", "judge"]) -> str | None:
+        """The model ``stage`` calls: its own (``score_model``...), else ``llm_model``."""
+        own: str | None = getattr(self, f"{stage}_model")
+        return own or self.llm_model
 
 
 class EmbeddingSettings(_Group):

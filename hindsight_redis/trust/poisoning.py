@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 from hindsight_redis.core.text import has_han
 from hindsight_redis.errors import ProviderError
 from hindsight_redis.providers.llm import AnswerCache, LLMClient, LLMOutputError
+from hindsight_redis.providers.spend import BudgetReached, SpendLedger
 from hindsight_redis.trust.poison.actions import ACTIONS
 from hindsight_redis.trust.poison.authority import AUTHORITY
 from hindsight_redis.trust.poison.exfiltration import EXFILTRATION, HIDDEN
@@ -171,7 +172,8 @@ class PoisonVerdict:
     """How likely a write is to instruct its readers (``risk``, 0..1), the ``kind`` of
     its strongest signal and the words that showed it (``evidence``).
 
-    ``source``: who judged; ``fallback``: the heuristic stood in for a failed model.
+    ``source``: who judged; ``fallback``: the heuristic stood in for a failed model;
+    ``budget``: for one the namespace's daily LLM budget did not allow.
     """
 
     risk: float
@@ -179,6 +181,7 @@ class PoisonVerdict:
     evidence: str = ""
     source: Literal["heuristic", "llm"] = "heuristic"
     fallback: bool = False
+    budget: bool = False
 
     @property
     def poisoning(self) -> bool:
@@ -360,6 +363,8 @@ class LLMPoisonJudge:
         base = scan(text)
         try:
             risk, kind, reason = await self._ask(text)
+        except BudgetReached:
+            return PoisonVerdict(base.risk, base.kind, base.evidence, "heuristic", budget=True)
         except ProviderError as e:
             logger.info("LLM poisoning judge fell back to the heuristic: %s", e)
             return PoisonVerdict(base.risk, base.kind, base.evidence, "heuristic", fallback=True)
@@ -380,9 +385,14 @@ class LLMPoisonJudge:
         return answer
 
 
-def poison_judge_from_settings(llm: LLMSettings, **litellm_options: Any) -> PoisonJudge:
-    """The model's judge when ``llm.llm_model`` is set (``litellm_options`` go to every
-    call, e.g. ``mock_response`` in tests), else the heuristic."""
-    if not llm.llm_model:
+def poison_judge_from_settings(
+    llm: LLMSettings, *, ledger: SpendLedger | None = None, **litellm_options: Any
+) -> PoisonJudge:
+    """The model's judge when ``llm`` names one for judges (``judge_model``, else
+    ``llm_model``; calls counted in ``ledger``; ``litellm_options`` go to every call, e.g.
+    ``mock_response`` in tests), else the heuristic."""
+    model = llm.model_of("judge")
+    if not model:
         return HeuristicPoisonJudge()
-    return LLMPoisonJudge(LLMClient(llm, **litellm_options), cache_entries=llm.llm_cache_entries)
+    client = LLMClient(llm, model=model, ledger=ledger, **litellm_options)
+    return LLMPoisonJudge(client, cache_entries=llm.llm_cache_entries)

@@ -240,6 +240,7 @@ class StreamWriter:
             merged_into=outcome.get("merged_into"),
             duplicate=receipt.duplicate,
             conflicts_with=tuple(outcome.get("conflicts_with", ())),
+            scored_by=outcome.get("scored_by"),
         )
 
     async def _outcome(

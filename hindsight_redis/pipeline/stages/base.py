@@ -11,13 +11,17 @@ stages. The consumer then commits every candidate atomically.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from hindsight_redis.core.models import MemoryEvent
+from hindsight_redis.providers.spend import charged_to
+
+Result = TypeVar("Result")
 
 
 @dataclass(slots=True)
@@ -87,3 +91,26 @@ class Stage(Protocol):
 def alive(batch: Sequence[Candidate]) -> list[Candidate]:
     """The candidates of ``batch`` no stage dropped or merged."""
     return [c for c in batch if c.alive]
+
+
+async def per_namespace(
+    stage: str,
+    todo: Sequence[Candidate],
+    run: Callable[[list[Candidate]], Awaitable[Sequence[Result]]],
+) -> list[Result]:
+    """``run`` over the candidates of each namespace of ``todo`` (concurrently), its LLM
+    calls charged to that namespace and ``stage`` (``providers.spend``); the results
+    in ``todo``'s order (``run`` answers one per candidate, in order)."""
+    groups: dict[str, list[int]] = {}
+    for i, candidate in enumerate(todo):
+        groups.setdefault(candidate.event.namespace, []).append(i)
+
+    async def one(namespace: str, indexes: list[int]) -> Sequence[Result]:
+        with charged_to(namespace, stage):  # this task's context only
+            return await run([todo[i] for i in indexes])
+
+    answers = await asyncio.gather(*(one(ns, ix) for ns, ix in groups.items()))
+    results: dict[int, Result] = {}
+    for indexes, answer in zip(groups.values(), answers, strict=True):
+        results.update(zip(indexes, answer, strict=True))
+    return [results[i] for i in range(len(todo))]

@@ -41,6 +41,7 @@ from hindsight_redis.errors import ProviderError, redis_errors
 from hindsight_redis.index.manager import IndexInfo
 from hindsight_redis.language.facts import contradiction, differ, facts_of, may_share_topic
 from hindsight_redis.pipeline.stages.base import Candidate, alive
+from hindsight_redis.providers.spend import BudgetReached, SpendLedger, charged_to
 from hindsight_redis.redis import scripts
 from hindsight_redis.settings import DedupSettings, LLMSettings
 
@@ -95,8 +96,14 @@ class LLMConflictJudge:
         Texts that share almost no words (``facts.may_share_topic``) are not
         sent to the model: no call is spent on them.
         """
+        return (await self.verdict(new, old))[0]
+
+    async def verdict(self, new: str, old: str) -> tuple[bool, str]:
+        """``contradicts``, and who decided: ``llm``, ``heuristic`` (texts apart),
+        ``heuristic (fallback)`` or ``heuristic (budget)``."""
         if not may_share_topic(new, old):
-            return False
+            return False, "heuristic"
+        by = "heuristic (fallback)"
         try:
             answer = await self.llm.complete_json(
                 self.SYSTEM,
@@ -105,21 +112,38 @@ class LLMConflictJudge:
             )
             verdict = answer.get("contradicts")
             if isinstance(verdict, bool):
-                return verdict
+                return verdict, "llm"
             logger.warning("conflict judge answered without a boolean: %r", answer)
+        except BudgetReached:
+            by = "heuristic (budget)"
         except ProviderError as e:
             logger.warning("conflict judge failed, using heuristic: %s", e)
-        return await self.fallback.contradicts(new, old)
+        return await self.fallback.contradicts(new, old), by
 
 
-def judge_from_settings(llm: LLMSettings) -> ConflictJudge:
-    """The LLM judge when ``llm.llm_model`` is set (the heuristic as its
-    fallback), else the offline heuristic."""
-    if not llm.llm_model:
+def judge_from_settings(llm: LLMSettings, *, ledger: SpendLedger | None = None) -> ConflictJudge:
+    """The LLM judge when ``llm`` names a model for judges (``judge_model``, else
+    ``llm_model``; its calls counted in ``ledger``), the heuristic as its fallback;
+    else the offline heuristic."""
+    model = llm.model_of("judge")
+    if not model:
         return HeuristicConflictJudge()
     from hindsight_redis.providers.llm import LLMClient
 
-    return LLMConflictJudge(LLMClient(llm), fallback=HeuristicConflictJudge())
+    client = LLMClient(llm, model=model, ledger=ledger)
+    return LLMConflictJudge(client, fallback=HeuristicConflictJudge())
+
+
+async def judged(judge: ConflictJudge, new: str, old: str) -> tuple[bool, str]:
+    """``judge``'s verdict on ``new`` against ``old`` and who gave it (``llm``,
+    ``heuristic``, ``heuristic (budget)``...; a judge without ``verdict``: ``heuristic``
+    when it is the offline one, else its class name)."""
+    verdict = getattr(judge, "verdict", None)
+    if verdict is not None:
+        answer: tuple[bool, str] = await verdict(new, old)
+        return answer
+    by = "heuristic" if isinstance(judge, HeuristicConflictJudge) else type(judge).__name__
+    return await judge.contradicts(new, old), by
 
 
 class DedupStage:
@@ -238,6 +262,10 @@ class DedupStage:
             await self._decide(cand, options[: 2 * _NEIGHBOURS])
 
     async def _decide(self, cand: Candidate, options: list[tuple[str, float, str]]) -> None:
+        with charged_to(cand.event.namespace, "judge"):
+            await self._decide_charged(cand, options)
+
+    async def _decide_charged(self, cand: Candidate, options: list[tuple[str, float, str]]) -> None:
         for memory_id, sim, content in options:
             if memory_id == cand.event.event_id:
                 continue  # a redelivered write finding itself
@@ -246,7 +274,11 @@ class DedupStage:
             # A changed fact makes a contradiction, not a duplicate: merging
             # would lose the new fact. Texts that disagree on a fact are never
             # merged, whatever the judge says.
-            if await self.judge.contradicts(cand.content, content):
+            contradicts, by = await judged(self.judge, cand.content, content)
+            # The outcome names the model when it judged, and the budget when it stopped it.
+            if cand.notes.get("judged_by", "heuristic") == "heuristic" or "budget" in by:
+                cand.notes["judged_by"] = by
+            if contradicts:
                 if memory_id not in cand.conflicts_with:
                     cand.conflicts_with.append(memory_id)
                     cand.count("dedup:conflict")

@@ -30,31 +30,42 @@ from hindsight_redis.providers.llm import LLMClient
 
 if TYPE_CHECKING:
     from hindsight_redis.pipeline.stages.base import Stage
+    from hindsight_redis.providers.spend import SpendLedger
     from hindsight_redis.settings import FilterSettings, LLMSettings
 
 
 def build_filter_stages(
-    filters: FilterSettings, llm_settings: LLMSettings, *, llm: LLMClient | None = None
+    filters: FilterSettings,
+    llm_settings: LLMSettings,
+    *,
+    llm: LLMClient | None = None,
+    ledger: SpendLedger | None = None,
 ) -> list[Stage]:
     """The filter stages of ``filters``: ``[rules, score, summarize]``.
 
-    Empty when ``filters.filters_enabled`` is False. With ``llm_settings.llm_model``
-    set (or an ``llm`` client given, e.g. one with ``mock_response`` in tests)
-    the scorer and summarizer use the model, else the offline heuristics.
+    Empty when ``filters.filters_enabled`` is False. The scorer and the summarizer
+    each use a model when ``llm_settings`` names one for them (``score_model``,
+    ``summary_model``, else ``llm_model``; their calls counted in ``ledger``) or an
+    ``llm`` client is given (e.g. one with ``mock_response`` in tests, calling the
+    stage's own model when one is set), else their offline heuristics.
     """
     if not filters.filters_enabled:
         return []
-    if llm is None and llm_settings.llm_model:
-        llm = LLMClient(llm_settings)
-    scorer: Scorer
-    summarizer: Summarizer
-    if llm is None:
-        scorer, summarizer = HeuristicScorer(), ExtractiveSummarizer()
-    else:
+    score_model, summary_model = llm_settings.model_of("score"), llm_settings.model_of("summary")
+    given = llm is not None
+    if llm is None and (score_model or summary_model):
+        # One client, one concurrency limit, for both stages' models.
+        llm = LLMClient(llm_settings, model=score_model or summary_model, ledger=ledger)
+    scorer: Scorer = HeuristicScorer()
+    summarizer: Summarizer = ExtractiveSummarizer()
+    if llm is not None and (given or score_model):
         scorer = LLMScorer(
-            llm, max_gap=filters.llm_score_max_gap, cache_entries=llm_settings.llm_cache_entries
+            llm.for_model(score_model),
+            max_gap=filters.llm_score_max_gap,
+            cache_entries=llm_settings.llm_cache_entries,
         )
-        summarizer = LLMSummarizer(llm)
+    if llm is not None and (given or summary_model):
+        summarizer = LLMSummarizer(llm.for_model(summary_model))
     return [
         RuleFilter(load_filter_config(filters.filter_config)),
         ScoreStage(

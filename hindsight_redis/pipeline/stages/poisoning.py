@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from hindsight_redis.pipeline.stages.base import Candidate, alive
+from hindsight_redis.pipeline.stages.base import Candidate, alive, per_namespace
 from hindsight_redis.trust.poisoning import PoisonJudge
 
 DROPPED = "poisoning"
@@ -50,10 +50,14 @@ class PoisoningStage:
                 todo.append(candidate)
         if not todo:
             return
-        verdicts = await self.judge.judge([c.content for c in todo])
+        verdicts = await per_namespace(
+            "poisoning", todo, lambda group: self.judge.judge([c.content for c in group])
+        )
         for candidate, verdict in zip(todo, verdicts, strict=True):
             if verdict.fallback:
                 candidate.count(FALLBACK)
+            if verdict.budget:
+                candidate.notes["poisoning_by"] = "heuristic (budget)"
             if not verdict.poisoning:
                 continue
             candidate.notes["poisoning"] = verdict.reason

@@ -21,8 +21,9 @@ from typing import Any, Literal, Protocol
 from hindsight_redis.errors import ProviderError
 from hindsight_redis.language.calendar import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, alternation
 from hindsight_redis.language.speaker import strip_speaker_label
-from hindsight_redis.pipeline.stages.base import Candidate, alive
+from hindsight_redis.pipeline.stages.base import Candidate, alive, per_namespace
 from hindsight_redis.providers.llm import AnswerCache, LLMClient, LLMOutputError
+from hindsight_redis.providers.spend import BudgetReached
 
 logger = logging.getLogger(__name__)
 
@@ -264,12 +265,27 @@ def heuristic_score(text: str) -> tuple[float, str]:
 @dataclass(frozen=True, slots=True)
 class ScoreResult:
     """One score: the value, a one-line reason, who produced it, and whether
-    the heuristic stood in for a failed model (``fallback``)."""
+    the heuristic stood in for a failed model (``fallback``) or for one the
+    namespace's daily LLM budget did not allow (``budget``)."""
 
     score: float
     reason: str
     source: Literal["llm", "heuristic"]
     fallback: bool = False
+    budget: bool = False
+
+    @property
+    def scored_by(self) -> str:
+        """Who scored, as the write's outcome says: ``llm``, ``heuristic``,
+        ``heuristic (fallback)`` or ``heuristic (budget)``."""
+        return by_label(self.source, fallback=self.fallback, budget=self.budget)
+
+
+def by_label(source: str, *, fallback: bool = False, budget: bool = False) -> str:
+    """``source``, saying why an offline stand-in ran: ``heuristic (budget)``."""
+    if budget:
+        return f"{source} (budget)"
+    return f"{source} (fallback)" if fallback else source
 
 
 class Scorer(Protocol):
@@ -369,6 +385,8 @@ class LLMScorer:
         base = self.heuristic.score_one(text)
         try:
             llm_score, reason = await self._ask(text)
+        except BudgetReached:
+            return ScoreResult(base.score, base.reason, "heuristic", budget=True)
         except ProviderError as e:
             logger.info("LLM scorer fell back to the heuristic: %s", e)
             return ScoreResult(base.score, base.reason, "heuristic", fallback=True)
@@ -413,7 +431,9 @@ class ScoreStage:
         todo = alive(batch)
         if not todo:
             return
-        results = await self.scorer.score([c.content for c in todo])
+        results = await per_namespace(
+            "score", todo, lambda group: self.scorer.score([c.content for c in group])
+        )
         for candidate, result in zip(todo, results, strict=True):
             value = apply_importance(
                 result.score, candidate.event.importance, self.importance_max_nudge
@@ -421,6 +441,7 @@ class ScoreStage:
             candidate.write_score = round(value, 4)
             candidate.score_reason = result.reason
             candidate.notes["score_source"] = result.source
+            candidate.notes["scored_by"] = result.scored_by
             if result.fallback:
                 candidate.count(FALLBACK)
             # A write a person approved after review is kept, whatever it scores: the

@@ -22,6 +22,7 @@ from hindsight_redis.core.text import CJK_CLASS, mostly_cjk
 from hindsight_redis.errors import ProviderError
 from hindsight_redis.language.tokens import count_tokens, truncate_tokens
 from hindsight_redis.pipeline.stages.base import Candidate, alive
+from hindsight_redis.providers.spend import BudgetReached, charged_to
 
 if TYPE_CHECKING:
     from hindsight_redis.providers.llm import LLMClient
@@ -54,11 +55,20 @@ def split_sentences(text: str) -> list[str]:
 @dataclass(frozen=True, slots=True)
 class Summary:
     """A summary, who wrote it, and whether the extractive one stood in for a
-    failed model (``fallback``)."""
+    failed model (``fallback``) or for one the daily LLM budget did not allow (``budget``)."""
 
     text: str
     source: Literal["llm", "extractive"]
     fallback: bool = False
+    budget: bool = False
+
+    @property
+    def summarized_by(self) -> str:
+        """Who summarized, as the outcome says: ``llm``, ``extractive``,
+        ``extractive (fallback)`` or ``extractive (budget)``."""
+        if self.budget:
+            return f"{self.source} (budget)"
+        return f"{self.source} (fallback)" if self.fallback else self.source
 
 
 class Summarizer(Protocol):
@@ -135,6 +145,8 @@ class LLMSummarizer:
                 f"<entry>\n{escaped}\n</entry>",
                 max_tokens=budget * 2,
             )
+        except BudgetReached:
+            return Summary(self.fallback.summarize_sync(text, budget), "extractive", budget=True)
         except ProviderError as e:
             logger.info("LLM summarizer fell back to extractive: %s", e)
             answer = ""
@@ -157,9 +169,7 @@ class SummarizeStage:
     async def process(self, batch: Sequence[Candidate]) -> None:
         """Summarize the alive candidates of ``batch`` that are over budget."""
         todo = [c for c in alive(batch) if _over_budget(c.content, self.token_budget)]
-        summaries = await asyncio.gather(
-            *(self.summarizer.summarize(c.content, self.token_budget) for c in todo)
-        )
+        summaries = await asyncio.gather(*map(self._summarize, todo))
         for candidate, summary in zip(todo, summaries, strict=True):
             if summary.fallback:
                 candidate.count(FALLBACK)
@@ -167,3 +177,8 @@ class SummarizeStage:
                 candidate.original = candidate.content
             candidate.content = summary.text
             candidate.notes["summary_source"] = summary.source
+            candidate.notes["summarized_by"] = summary.summarized_by
+
+    async def _summarize(self, candidate: Candidate) -> Summary:
+        with charged_to(candidate.event.namespace, "summary"):  # this task's context only
+            return await self.summarizer.summarize(candidate.content, self.token_budget)

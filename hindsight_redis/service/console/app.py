@@ -35,7 +35,9 @@ from hindsight_redis.core.models import MemoryRecord
 from hindsight_redis.core.text import text_problem
 from hindsight_redis.errors import ConfigError, HindsightError, InvalidArgument
 from hindsight_redis.ops.admin import recent_drops, recent_memories
-from hindsight_redis.ops.stats import QueueState, read_queue_states
+from hindsight_redis.ops.render import spend_text
+from hindsight_redis.ops.stats import QueueState, read_llm_spend, read_queue_states
+from hindsight_redis.providers.spend import SpendBudget
 from hindsight_redis.service.console import pages
 from hindsight_redis.service.console.chart import History, Sample, rate_chart
 from hindsight_redis.service.hosts import HostCheck, host_security
@@ -123,6 +125,14 @@ class Console:
         prefix = self.settings.key_prefix
         return await read_queue_states(self._redis, [Keys(prefix, n) for n in namespaces])
 
+    async def llm_spend(self, namespace: str) -> str:
+        """The namespace's LLM spend today against the budget, in one line."""
+        assert self._redis is not None
+        keys = Keys(self.settings.key_prefix, namespace)
+        return spend_text(
+            await read_llm_spend(self._redis, keys, SpendBudget.of(self.settings.llm))
+        )
+
     async def sample_forever(self) -> None:
         """Record every namespace's counters each ``sample_s`` (the chart's data)."""
         while True:
@@ -191,7 +201,9 @@ def build_app(
         ns = _namespace(request)
         (state,) = await console.states([ns])
         chart = rate_chart([*console.history.of(ns), Sample.of(state)])
-        return _html(pages.namespace_page(state, chart, time.time(), admin=admin(ns)))
+        spend = await console.llm_spend(ns)
+        page = pages.namespace_page(state, chart, time.time(), admin=admin(ns), llm_spend=spend)
+        return _html(page)
 
     async def memories(request: Request) -> Response:
         ns = _namespace(request)

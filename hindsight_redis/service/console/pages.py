@@ -122,8 +122,11 @@ def overview_page(states: Sequence[QueueState], now: float, *, admin: bool) -> s
     return layout("Namespaces", body, admin=admin)
 
 
-def namespace_page(state: QueueState, chart: str, now: float, *, admin: bool) -> str:
-    """One namespace: counters, drops per reason, workers' lag, and the chart."""
+def namespace_page(
+    state: QueueState, chart: str, now: float, *, admin: bool, llm_spend: str = ""
+) -> str:
+    """One namespace: counters, drops per reason, workers' lag, the chart, and the LLM's
+    spend today against the budget (``llm_spend``, ``render.spend_text``)."""
     counters = state.counters
     items = [
         ("accepted", state.accepted),
@@ -139,6 +142,8 @@ def namespace_page(state: QueueState, chart: str, now: float, *, admin: bool) ->
     ]
     cells = "".join(f"<tr><th>{k}</th><td class='n'>{v:,}</td></tr>" for k, v in items)
     cells += f"<tr><th>index lag</th><td class='n'>{state.lag_s(now):.1f} s</td></tr>"
+    if llm_spend:
+        cells += f"<tr><th>LLM today</th><td>{esc(llm_spend)}</td></tr>"
     drops = "".join(
         f"<tr><td>{esc(reason)}</td><td class='n'>{n:,}</td><td>{esc(explain_reason(reason))}"
         f"</td></tr>"
