@@ -40,7 +40,8 @@ async def measure(url: str, name: str, rows: list[dict[str, Any]]) -> dict[str, 
         receipts = await client.write_many([{"content": r["memory"]} for r in rows])
         await Worker(settings).run_async(burst=True)
         ids = {r["id"]: receipt.id for r, receipt in zip(rows, receipts, strict=True)}
-        stored = {i for i in ids.values() if await client.get(i) is not None}
+        records = {i: await client.get(i) for i in ids.values()}
+        stored = {i for i, record in records.items() if record and record.status == "active"}
         by_kind: dict[str, list[int]] = {}  # kind -> rank of the target (0: not in the top 5)
         misses = []
         for row in rows:
@@ -50,7 +51,8 @@ async def measure(url: str, name: str, rows: list[dict[str, Any]]) -> dict[str, 
                 for group in ("all", row["kind"]):
                     by_kind.setdefault(group, []).append(rank)
                 if rank != 1:
-                    misses.append(f"{query} -> {row['memory']} (rank {rank or '>5'})")
+                    why = rank or (">5" if ids[row["id"]] in stored else "not indexed")
+                    misses.append(f"{query} -> {row['memory']} (rank {why})")
     out: dict[str, Any] = {}
     for group, ranks in by_kind.items():
         out[group] = {
