@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 from importlib import resources
 
+from hindsight_redis.core.text import is_han_word
+
 
 @functools.cache
 def stopwords() -> tuple[str, ...]:
@@ -76,3 +78,8 @@ def is_han_stopword(word: str) -> bool:
     """Whether a Chinese word is a function word or a question's word (``什么``,
     ``我的``, ``什么时候``): one of a list, or made of function characters only."""
     return word in _HAN_STOP_WORDS or all(ch in _HAN_STOP_CHARS for ch in word)
+
+
+def han_content_chars(text: str) -> int:
+    """How many Han characters of ``text`` are not function characters (的, 了, 我...)."""
+    return sum(1 for ch in text if ch not in _HAN_STOP_CHARS and is_han_word(ch))
