@@ -6,7 +6,7 @@ the legs (``legs.Legs``: one pipelined round trip, plus one for Chinese
 queries, which the server segments first, and one for the contextual KNN once
 its query embedding, computed in a thread meanwhile, is ready), fuses them
 (``ranking.fuse``) and passes the hits through its re-rankers in order
-(``rerank``: time boost, lead-in, newer-first, token budget). The hits' access
+(``rerank``: speaker boost, time boost, lead-in, newer-first, token budget). The hits' access
 is counted in the background (``access.HitCounter``).
 """
 
@@ -46,6 +46,7 @@ from hindsight_redis.search.rerank.base import RerankContext, Reranker
 from hindsight_redis.search.rerank.budget import TokenBudget
 from hindsight_redis.search.rerank.lead_in import LeadIn
 from hindsight_redis.search.rerank.newer_first import NewerFirst
+from hindsight_redis.search.rerank.speaker import SpeakerBoost
 from hindsight_redis.search.rerank.time_boost import TimeBoost
 from hindsight_redis.search.term_stats import TermStats
 from hindsight_redis.settings import SearchSettings, Settings
@@ -89,6 +90,7 @@ class Searcher:
         self.contextual = contextual
         self.legs = Legs(redis, keys, info, settings.hnsw_ef_runtime)
         self.rerankers: tuple[Reranker, ...] = (
+            SpeakerBoost(),  # the turns of the person the question names
             TimeBoost(),
             LeadIn(redis, keys, info.alias),  # the turns telling when
             NewerFirst(),  # an open contradiction: the newer first
@@ -149,7 +151,8 @@ class Searcher:
         record_access: bool = True,
     ) -> list[SearchHit]:
         """Run a checked search: analyse the query once, plan, run the legs, fuse, then
-        the re-rankers in order (time boost, lead-in, newer first, token budget).
+        the re-rankers in order (speaker boost, time boost, lead-in, newer first, token
+        budget).
 
         ``fusion`` defaults to ``settings.hybrid_fusion``; ``candidates``, the
         depth of each leg, to ``max(settings.search_candidates, 4 * top_k)``.
