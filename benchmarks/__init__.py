@@ -21,6 +21,7 @@ SUITE: dict[str, str] = {
     "contradictions": "benchmarks.contradictions",
     "secrets": "benchmarks.secrets",
     "crosslang": "benchmarks.crosslang",
+    "chinese": "benchmarks.chinese",
     "poisoning": "benchmarks.poisoning",
     "load": "benchmarks.load.run",
     "memory": "benchmarks.memory",

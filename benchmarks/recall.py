@@ -9,8 +9,8 @@ runs the real pipeline (rules, write score, summarizer, embed, dedup) and the co
 refine, so turns the filters drop cannot be found. Each question of categories 1-4 is asked
 with ``client.search(question, top_k=10, mode=..., session_id=...)``; recall@k is the share of
 its cited turns in the top k, averaged, for all conversations, the dev ones (0-2: parameters
-were chosen on them), the held-out ones (3-4) and per category. The vector and keyword modes
-are hybrid's baselines, measured on the same memories.
+were chosen on them), the held-out ones (3-4), per category, and per category of each. The
+vector and keyword modes are hybrid's baselines, measured on the same memories.
 """
 
 from __future__ import annotations
@@ -168,7 +168,8 @@ async def ask(
     scores: Scores = {mode: {} for mode in MODES}
     async for client, session, asked in by_conversation(settings, questions, namespaces):
         for q in asked:
-            groups = ("all", "held_out" if q.held_out else "dev", locomo.CATEGORIES[q.category])
+            split, category = "held_out" if q.held_out else "dev", locomo.CATEGORIES[q.category]
+            groups = ("all", split, category, f"{category} {split}")
             for mode in MODES:
                 t0 = time.perf_counter()
                 hits = await client.search(q.text, top_k=10, mode=mode, session_id=session)
@@ -274,6 +275,15 @@ def report(figures: dict[str, Any]) -> None:
     print("|---" + "|---:" * len(names) + "|")
     for mode, by_group in modes.items():
         print(f"| {mode} | " + " | ".join(f"{by_group[n]['r10']:.3f}" for n in names) + " |")
+    hybrid = modes["hybrid"]
+    splits = [s for s in ("dev", "held_out") if all(f"{n} {s}" in hybrid for n in names)]
+    print("\n| hybrid R@10 | " + " | ".join(names) + " |\n|---" + "|---:" * len(names) + "|")
+    for split in splits:
+        print(
+            f"| {split} | "
+            + " | ".join(f"{hybrid[f'{n} {split}']['r10']:.3f}" for n in names)
+            + " |"
+        )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

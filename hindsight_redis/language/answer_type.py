@@ -36,7 +36,10 @@ _QUESTION = re.compile(
     r")(?![\w-])",
     re.IGNORECASE,
 )
-_HAN_QUESTION = re.compile(r"什么时候|何时|哪天|哪一天|哪年|哪一年|几月|几号|多久|多长时间|多少年")
+_HAN_QUESTION = re.compile(
+    r"什么时候|什么时间|何时|哪天|哪一天|哪年|哪一年|哪个月|几月|几号|几点|"
+    r"(?:星期|礼拜|周)几|多久|多长时间|多少年"
+)
 
 _WEEKDAYS = alternation([*WEEKDAYS, *WEEKDAY_ABBREVIATIONS])
 _UNITS = r"(?:second|minute|hour|day|night|week|weekend|month|year|decade|semester|season)s?"
@@ -73,9 +76,24 @@ _TIME = re.compile(
     r")(?![\w-])",
     re.IGNORECASE,
 )
+_HAN_NUMBER = r"[〇零一二两三四五六七八九十百半\d]+"
 _HAN_TIME = re.compile(
-    _HAN_PHRASES + r"|明天|"
-    r"[〇零一二两三四五六七八九十\d]+(?:年|个月|周|天|小时)(?:前|以来)?|星期[一二三四五六日天]|周[一二三四五六日]"
+    _HAN_PHRASES
+    + r"|明天|"
+    + _HAN_NUMBER
+    + r"(?:年|个月|周|天|小时)(?:前|以来)?|星期[一二三四五六日天]|周[一二三四五六日]|"
+    # a date, a clock time, a part of the day, a recurrence: 六月三十日, 5月20号, 十二点半
+    + _HAN_NUMBER
+    + r"月(?:"
+    + _HAN_NUMBER
+    + r"[日号])?|"
+    + _HAN_NUMBER
+    + r"[日号]|(?!一点)"  # 一点 alone is "a little"
+    + _HAN_NUMBER
+    + r"点(?:半|钟|"
+    + _HAN_NUMBER
+    + r"分?)?|"
+    r"上午|下午|中午|晚上|早上|凌晨|傍晚|每(?:天|周|月|年)|[月年]底|[月年]初|周末"
 )
 
 

@@ -4,8 +4,9 @@ Pure module: no I/O. ``QueryAnalysis.of`` reads the checked query text once
 (``core.checks.check_search``): its Han runs (the script of the query), its keyword
 words, the time range it names (``when.time_range``), whether it asks for a
 time (``answer_type.asks_time``) and whether it asks about the past
-(``answer_type.asks_about_the_past``). The legs and the re-rankers read the
-analysis, never the text again.
+(``answer_type.asks_about_the_past``) and the names it gives (``names``: the
+capitalized words, for the speaker re-ranker). The legs and the re-rankers read
+the analysis, never the text again.
 
 The keyword terms of a Chinese query need the server's segmentation of its
 Han runs (``FT.EXPLAINCLI``, one round trip): the analysis names the runs to
@@ -19,11 +20,13 @@ the time re-rankers (boost, lead-in) read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hindsight_redis.core.text import han_runs
 from hindsight_redis.language.answer_type import asks_about_the_past, asks_time
+from hindsight_redis.language.stopwords import stopword_set
 from hindsight_redis.language.when import TimeRange, time_range
 from hindsight_redis.search.query import joined_terms, word_terms
 from hindsight_redis.settings import SearchSettings
@@ -50,6 +53,7 @@ class QueryAnalysis:
     time_range: TimeRange | None
     asks_time: bool
     about_the_past: bool
+    names: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, text: str, now: float) -> QueryAnalysis:
@@ -61,6 +65,7 @@ class QueryAnalysis:
             time_range=time_range(text, now),
             asks_time=asks_time(text),
             about_the_past=asks_about_the_past(text),
+            names=names(text),
         )
 
     @property
@@ -81,6 +86,19 @@ class QueryAnalysis:
         """The keyword terms: the words, then each Han run's words as ``segmented``
         maps them (a run not in it, whole); each once, at most 64."""
         return joined_terms(self.words, self.han_runs, segmented)
+
+
+_NAME = re.compile(r"(?<![\w'-])[A-Z][\w'.-]*")
+
+
+def names(text: str) -> tuple[str, ...]:
+    """The capitalized words of ``text`` that are not stopwords ("What", "I"), a
+    possessive's ``'s`` left off, each once, in order."""
+    stop = stopword_set()
+    found = (
+        m.group(0).removesuffix("'s").removesuffix("’s").rstrip(".'") for m in _NAME.finditer(text)
+    )
+    return tuple(dict.fromkeys(w for w in found if w and w.lower() not in stop))
 
 
 @dataclass(frozen=True, slots=True)

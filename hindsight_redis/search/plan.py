@@ -2,8 +2,9 @@
 
 No I/O. ``SearchPlan.make`` turns the query's analysis, the arguments and
 ``SearchSettings`` into what the legs need: the filter expression, the depth
-of each leg, the pool fusion keeps for the re-rankers (the time boost needs
-more than ``top_k``: ``rerank.time_boost.pool_size``) and, for a query naming
+of each leg, the pool fusion keeps for the re-rankers (the time and speaker
+boosts need more than ``top_k``: ``rerank.time_boost.pool_size``,
+``rerank.speaker.pool_size``) and, for a query naming
 a range, the filter of its memories (``window_expr``): the legs run on them
 too (``legs.Legs.rows``), since the unfiltered legs rank by words and "I
 finally finished my screenplay" shares none with "What did Joanna achieve in
@@ -25,7 +26,7 @@ from hindsight_redis.core.models import SearchFilters
 from hindsight_redis.index.filters import build_filter
 from hindsight_redis.search.analysis import QueryAnalysis, TimeQuery
 from hindsight_redis.search.ranking import Mode
-from hindsight_redis.search.rerank.time_boost import pool_size
+from hindsight_redis.search.rerank import speaker, time_boost
 from hindsight_redis.settings import SearchSettings
 
 
@@ -78,7 +79,10 @@ class SearchPlan:
             filter_expr=build_filter(namespace, filters),
             window_expr=window_expr,
             depth=depth,
-            pool=pool_size(top_k, time, depth),
+            pool=max(
+                time_boost.pool_size(top_k, time, depth),
+                speaker.pool_size(top_k, analysis, depth),
+            ),
         )
 
     def context_vector(self) -> np.ndarray | None:

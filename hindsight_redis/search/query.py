@@ -26,7 +26,7 @@ from hindsight_redis.core.documents import SCOPE_FIELDS
 from hindsight_redis.core.fields import TEXT_FIELD
 from hindsight_redis.core.models import SearchFilters
 from hindsight_redis.core.text import HAN_CLASS, han_runs, is_han_word
-from hindsight_redis.language.stopwords import stopword_set
+from hindsight_redis.language.stopwords import is_han_stopword, stopword_set
 
 MODES = ("hybrid", "vector", "keyword")
 MAX_QUERY_CHARS = 8_000
@@ -102,12 +102,18 @@ def joined_terms(
     segmented: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
     """``words`` then the words of each Han run (``segmented``, else the run whole),
-    each once, at most ``_MAX_TERMS``."""
+    each once, at most ``_MAX_TERMS``.
+
+    The segmented words leave out Chinese function words (``is_han_stopword``:
+    "我", "的", "什么时候"), unless nothing else is left of the query.
+    """
     terms = list(words)
+    function_words: list[str] = []
     for run in runs:
         found = list(segmented.get(run, ())) if segmented else []
-        terms.extend(found or [run])
-    return list(dict.fromkeys(terms))[:_MAX_TERMS]
+        for word in found or [run]:
+            (function_words if found and is_han_stopword(word) else terms).append(word)
+    return list(dict.fromkeys(terms or function_words))[:_MAX_TERMS]
 
 
 def keyword_query(

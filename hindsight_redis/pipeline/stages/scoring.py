@@ -18,9 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from hindsight_redis.core.text import has_han
 from hindsight_redis.errors import ProviderError
 from hindsight_redis.language.calendar import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, alternation
 from hindsight_redis.language.speaker import strip_speaker_label
+from hindsight_redis.language.stopwords import han_content_chars
 from hindsight_redis.pipeline.stages.base import Candidate, alive, per_namespace
 from hindsight_redis.providers.llm import AnswerCache, LLMClient, LLMOutputError
 from hindsight_redis.providers.spend import BudgetReached
@@ -141,7 +143,9 @@ _SMALL_TALK = re.compile(
     r"i agree|agreed|me too|same|exactly|true|right|good to|nice to|great to|"
     r"can't wait|enjoy|well done|good job|nice work|long time|what's up|how are you|"
     r"how's it going|i know|appreciate|catch (you|ya)|bummer)\b|"
-    r"^\W*(哈哈|嘿嘿|呵呵|谢谢|太好了|不错|加油|恭喜|再见|你好|哇|真棒|好棒)",
+    r"^\W*(哈哈|嘿嘿|呵呵|谢谢|太好了|不错|加油|恭喜|再见|你好|哇|真棒|好棒)|"
+    # an acknowledgement ends there: "收到了一个包裹" and "好的医生" are content
+    r"^\W*(收到|好的|好吧|嗯+|哦+|明白|知道了|没问题)[了啦呀]?(?:\W|$|谢谢|好的)",
     re.I,
 )
 # Conservative on purpose: a sentence with a few content words and no signal
@@ -176,8 +180,12 @@ _VOCATIVE = re.compile(r"^\W*\w+[,!]?\s+([A-Z][a-z]+)\s*[!,.?]|,\s*([A-Z][a-z]+)
 def _content_words(sentence: str) -> int:
     words = [w for w in _WORD.findall(sentence.casefold()) if w not in _STOPWORDS]
     latin = sum(1 for w in words if len(w) >= 3 and w.isascii())
-    other = sum(len(w) for w in words if not w.isascii()) // 2
-    return latin + other
+    other = sum(len(w) for w in words if not w.isascii() and not has_han(w)) // 2
+    # Chinese runs: their content characters, a word being 1.5 of them on average
+    # (function characters such as 了, 的, 我 do not count). Halving every character
+    # dropped short facts ("猫叫咪咪", "李娜升职了") that English keeps by their names.
+    han = sum(han_content_chars(w) for w in words if has_han(w))
+    return latin + other + (2 * han + 1) // 3
 
 
 def _identifier(sentence: str, digit: bool) -> bool:

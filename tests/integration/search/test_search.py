@@ -426,3 +426,27 @@ async def test_common_terms_only_score_once_the_searcher_has_counted_them(
     await wait_for(counted)
     second = await searcher.search("quarterly report", mode="keyword", top_k=12)
     assert {h.id for h in second} == {"both", "rare"}  # "report" scores, selects nothing
+
+
+async def test_a_chinese_question_finds_its_memory_worded_differently(settings: Settings) -> None:
+    from hindsight_redis import AsyncMemoryClient, Worker
+
+    local = settings.model_copy(update={"embedder": "local"})
+    memories = [
+        "小王对芒果过敏，聚餐点菜时要避开",
+        "我的自行车停在小区东门的车棚里",
+        "小王下周要去广州出差",
+        "我每天骑自行车上班",
+        "会议室的投影仪坏了，需要报修",
+        "东门的快递柜周末不开",
+    ]
+    questions = {"小王不能吃什么水果": 0, "单车放在哪里了": 1}
+    async with AsyncMemoryClient(local) as client:
+        receipts = await client.write_many([{"content": t} for t in memories])
+        await Worker(local).run_async(burst=True)
+        for question, wanted in questions.items():
+            hits = await client.search(question, top_k=3)
+            assert receipts[wanted].id in [h.id for h in hits], (
+                question,
+                [h.content for h in hits],
+            )

@@ -180,6 +180,8 @@ def test_a_question_asking_when_prefers_hits_that_say_when() -> None:
         "¿Cuándo fue la reunión?",
         "他什么时候去的北京？",
         "你学了多久？",
+        "明天几点开会？",
+        "钢琴课是周几？",
     ],
 )
 def test_questions_that_ask_for_a_time(question: str) -> None:
@@ -211,6 +213,12 @@ def test_questions_that_do_not(question: str) -> None:
         ("I moved here in 2019", True),
         ("Ich war gestern dort", True),
         ("我去年去了北京", True),
+        ("截止日期是六月三十日", True),
+        ("每天中午十二点半吃药", True),
+        ("体检约在5月20号", True),
+        ("会议最好控制在半小时以内", True),
+        ("咖啡里只加一点燕麦奶", False),  # 一点: "a little"
+        ("王芳对花生过敏", False),
         ("Bob prefers espresso coffee after lunch", False),
         ("Alice drinks green tea every morning before standup", False),
         ("The billing service listens on port 8080", False),

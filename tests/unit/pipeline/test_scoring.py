@@ -23,6 +23,7 @@ from hindsight_redis.pipeline.stages.scoring import (
     ScoreStage,
     apply_importance,
     bound_to_heuristic,
+    heuristic_score,
 )
 from hindsight_redis.providers.llm import LLMClient, parse_json_object
 from hindsight_redis.settings import Settings
@@ -293,3 +294,13 @@ def test_the_keyword_shortcut_changes_no_score(monkeypatch: pytest.MonkeyPatch) 
     fast = [scoring.heuristic_score(t) for t in texts]
     monkeypatch.setattr(scoring, "_word_heads", lambda text: None)  # always search
     assert [scoring.heuristic_score(t) for t in texts] == fast
+
+
+@pytest.mark.parametrize("fact", ["李娜升职了", "猫叫咪咪", "会议改到周三下午三点"])
+def test_short_chinese_facts_are_kept(fact: str) -> None:
+    assert heuristic_score(fact)[0] >= 0.6
+
+
+@pytest.mark.parametrize("chatter", ["收到了谢谢", "好的好的", "嗯嗯", "哈哈哈哈", "你吃饭了吗？"])
+def test_chinese_acknowledgements_and_chatter_are_not(chatter: str) -> None:
+    assert heuristic_score(chatter)[0] < 0.6

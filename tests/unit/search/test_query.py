@@ -226,3 +226,15 @@ def test_common_terms_only_score_and_the_rest_select() -> None:
     )
     # every term common: all select, as without the statistics
     assert keyword_query(["a", "b"], None, common={"a", "b"}) == "@content:(a | b)"
+
+
+def test_chinese_function_words_leave_the_keyword_terms() -> None:
+    segmented = {"我什么时候去看牙": ["我", "什么时候", "去看", "牙"]}
+    assert keyword_terms("我什么时候去看牙", segmented) == ["去看", "牙"]
+    # words of function characters only ("我的", "在哪") go too; content words stay
+    segmented = {"我的停车位在哪": ["我的", "停车", "位", "在哪"]}
+    assert keyword_terms("我的停车位在哪", segmented) == ["停车", "位"]
+    # a query of nothing else keeps them: something must select
+    assert keyword_terms("我是谁", {"我是谁": ["我", "是", "谁"]}) == ["我", "是", "谁"]
+    # an English word is never a Chinese function word
+    assert keyword_terms("我的 redis", {"我的": ["我的"]}) == ["redis"]

@@ -17,6 +17,10 @@ from hindsight_redis.search.rerank.base import RerankContext
 from hindsight_redis.search.rerank.budget import TokenBudget
 from hindsight_redis.search.rerank.lead_in import LeadIn
 from hindsight_redis.search.rerank.newer_first import NewerFirst
+from hindsight_redis.search.rerank.speaker import POOL as SPEAKER_POOL
+from hindsight_redis.search.rerank.speaker import WEIGHT as SPEAKER_WEIGHT
+from hindsight_redis.search.rerank.speaker import SpeakerBoost
+from hindsight_redis.search.rerank.speaker import pool_size as speaker_pool
 from hindsight_redis.search.rerank.time_boost import POOL, TimeBoost, pool_size
 from hindsight_redis.settings import SearchSettings
 
@@ -194,3 +198,41 @@ async def test_the_lead_in_reads_nothing_unless_the_query_asks_for_a_time() -> N
         "When did the car hit them?", settings=SearchSettings(search_time_answer_weight=0)
     )
     assert await lead_in.rerank(hits, off) == hits
+
+
+# -- speaker ------------------------------------------------------------------------
+
+
+async def test_the_turns_of_the_speaker_the_question_names_rank_higher() -> None:
+    hits = [
+        hit("other", 0.80, content="Caroline: my kids love the beach too"),
+        hit("named", 0.78, content="Melanie: the kids love dinosaurs"),
+        hit("far", 0.50, content="Melanie: we went camping"),
+    ]
+    ranked = await SpeakerBoost().rerank(hits, context("What do Melanie's kids like?"))
+    assert [h.id for h in ranked] == ["named", "other", "far"]
+    assert ranked[0].fused == pytest.approx(0.78 + SPEAKER_WEIGHT)  # the score carries the gain
+    # a hit far below is not lifted over a much better one
+    assert ranked[-1].id == "far"
+
+
+async def test_no_name_or_no_label_changes_nothing() -> None:
+    hits = [hit("a", 0.8, content="Caroline: hi"), hit("b", 0.7, content="Melanie: the kids")]
+    assert await SpeakerBoost().rerank(hits, context("what do the kids like?")) == hits
+    unlabeled = [hit("a", 0.8, content="kids like pizza"), hit("b", 0.7, content="Melanie said")]
+    assert await SpeakerBoost().rerank(unlabeled, context("What does Melanie like?")) == unlabeled
+
+
+async def test_a_chinese_label_is_named_by_the_query_text() -> None:
+    hits = [hit("a", 0.8, content="李娜: 我喜欢爬山"), hit("b", 0.79, content="张伟: 我喜欢游泳")]
+    ranked = await SpeakerBoost().rerank(hits, context("张伟喜欢什么运动"))
+    assert [h.id for h in ranked] == ["b", "a"]
+
+
+def test_fusion_keeps_more_candidates_only_when_the_query_names_someone() -> None:
+    named = QueryAnalysis.of("What do Melanie's kids like?", NOW)
+    plain = QueryAnalysis.of("what do the kids like?", NOW)
+    assert named.names == ("Melanie",) and plain.names == ()
+    assert speaker_pool(10, named, depth=100) == SPEAKER_POOL * 10
+    assert speaker_pool(10, named, depth=20) == 20  # no deeper than the legs
+    assert speaker_pool(10, plain, depth=100) == 10
