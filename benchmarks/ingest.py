@@ -11,6 +11,9 @@
    index them); and the embedder alone, in the worker's batch size.
 3. Index lag: ``indexed_at - created_at`` per memory at a steady rate of ``write()`` calls
    (half the 2-worker rate, 50-2,000/s), 2 workers.
+4. Refine shares: the 2-worker drain again with each ``--shares`` value of ``refine_share``
+   (the share of a worker's time given to refining while writes wait; 0 refines only once
+   the workers caught up, as before issue 32), the shares alternating over two rounds.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ BATCH = 500
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embedder", default="local", help="the workers' (default: local)")
     parser.add_argument("--writes", type=int, help="end to end (default 20,000; quick 2,000)")
+    parser.add_argument(
+        "--shares", default="0,0.1", help="refine_share values drained beside each other"
+    )
 
 
 async def write_throughput(
@@ -94,9 +100,11 @@ async def write_throughput(
     return out
 
 
-async def end_to_end(url: str, texts: list[str], embedder: str, workers: int) -> dict[str, float]:
+async def end_to_end(
+    url: str, texts: list[str], embedder: str, workers: int, **settings_: Any
+) -> dict[str, float]:
     """Memories/s of ``workers`` worker processes draining ``texts``, and the outcomes."""
-    settings = bench_settings(url, embedder=embedder)
+    settings = bench_settings(url, embedder=embedder, **settings_)
     async with AsyncMemoryClient(settings) as client:
         for first in range(0, len(texts), BATCH):
             await client.write_many([{"content": t} for t in texts[first : first + BATCH]])
@@ -161,6 +169,11 @@ def report(figures: dict[str, Any], embedder: str) -> None:
         f"outcomes (2 workers): indexed {two['indexed']:,}, merged {two['merged']:,}, "
         f"dropped {two['dropped']:,}"
     )
+    first = next(iter(e2e["shares"].values()))
+    print("\n| refine_share | 2 workers, memories/s (best of 2) | vs the first |")
+    print("|---:|---:|---:|")
+    for share, rate in e2e["shares"].items():
+        print(f"| {share} | {rate:,.0f} | {ratio(rate, first):.0%} |")
     print(
         f"\n## Index lag at {lag['rate']:,.0f} writes/s, 2 workers ({lag['memories']:,} memories)"
     )
@@ -181,6 +194,13 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             "2_workers": await end_to_end(url, texts, args.embedder, 2),
         }
         e2e["2_workers_vs_raw_hset"] = ratio(e2e["2_workers"]["rate"], e2e["raw_hset"])
+        shares = [float(s) for s in args.shares.split(",")]
+        drains: dict[str, list[float]] = {f"{s:g}": [] for s in shares}
+        for _ in range(2):
+            for share in shares:
+                run = await end_to_end(url, texts, args.embedder, 2, refine_share=share)
+                drains[f"{share:g}"].append(run["rate"])
+        e2e["shares"] = {share: max(rates) for share, rates in drains.items()}
         rate = max(50.0, min(e2e["2_workers"]["rate"] * 0.5, 2_000.0))
         settings = bench_settings(url, embedder=args.embedder)
         lag = await index_lag(

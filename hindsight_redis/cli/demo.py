@@ -105,7 +105,9 @@ async def run_demo(settings: Settings, echo: Callable[[str], None]) -> int:
         finally:
             worker.stop()
             await task
-            removed = await delete_namespace(client.redis, client.keys)
+    # Once the client is closed: it sends the searches' hit counts as it closes.
+    async with AsyncMemoryClient(settings) as cleaner:
+        removed = await delete_namespace(cleaner.redis, cleaner.keys)
     echo(f"\nremoved the demo's namespace {namespace} ({removed} keys and its index)")
     if settings.embedded:
         echo(
