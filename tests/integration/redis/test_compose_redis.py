@@ -98,7 +98,8 @@ def test_the_cluster_node_command_line_starts_with_search(tmp_path: Path) -> Non
     script = script.replace(IMAGE_MODULE, _search_module()).replace(
         "exec redis-server ", f"exec {find_binaries().server} ", 1
     )
-    port = free_port()
+    # a cluster node's bus listens 10,000 ports higher: its port must be 55535 or less
+    port = next(p for p in iter(free_port, None) if p <= 55_535)
     script += f" --port {port} --bind 127.0.0.1 --dir {tmp_path}"
     assert shutil.which("sh")
     with _running(["sh", "-c", script], tmp_path, port) as client:
