@@ -6,12 +6,14 @@ agent records a transcript (``write_many`` every 50 ms with the writes due, ``oc
 ``context_from_previous=2``: benchmarks/recall.py's items), while ``--workers`` worker
 processes run (role ``all``, ``refine_share`` from ``--share``; ``--refiners`` adds
 processes of role ``refine``). A question becomes askable once the last turn it cites was
-written; it is asked ``--delays`` seconds after that (hybrid, ``top_k=10``, its
-conversation's session), by a searcher beside the writer. Once every write is processed and
-every memory refined ("at rest"), each question is asked again. Reported: recall@10 at
-each delay and at rest (all, dev, held-out, per category), how long the pool took to reach
-rest after the last write, the write rate achieved, index lag (write to searchable)
-percentiles, and the refine backlog and its age sampled every second.
+written; it is asked once, at one of the ``--delays`` after that (the questions dealt to
+the delays in turn, so each delay gets a like share of every conversation and category),
+by a searcher beside the writer (hybrid, ``top_k=10``, its conversation's session). Once
+every write is processed and every memory refined ("at rest"), every question is asked
+again. Reported: recall@10 of each delay's questions then and at rest (all, dev, held-out,
+per category), how long the pool took to reach rest after the last write, the write rate
+achieved, index lag (write to searchable) percentiles, and the refine backlog and its age
+sampled every second.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ async def sample(client: AsyncMemoryClient, t0: float, out: list[dict[str, float
 
 class Rest:
     """Watches for the pool to be at rest once the writes ended: every write processed and
-    every memory refined (``refining``; else processed only)."""
+    every memory refined with the exact model (``refining``; else processed only)."""
 
     def __init__(self, client: AsyncMemoryClient, *, refining: bool) -> None:
         self.client = client
@@ -116,7 +118,8 @@ class Rest:
     async def _watch(self) -> float:
         while True:
             stats = await self.client.stats()
-            if stats["backlog"] == 0 and (not self.refining or stats["refine_pending"] == 0):
+            refined = stats["refine_pending"] == 0 and not stats["refine_drafts"]
+            if stats["backlog"] == 0 and (not self.refining or refined):
                 return time.perf_counter()
             await asyncio.sleep(0.2)
 
@@ -198,9 +201,9 @@ async def measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
                     done_at = time.perf_counter()
                     for n in range(written, target):
                         for q in by_turn.get(n, []):
-                            for d in delays:
-                                order += 1
-                                heapq.heappush(due, (done_at + d, order, f"{d:g}s", q))
+                            d = delays[order % len(delays)]
+                            order += 1
+                            heapq.heappush(due, (done_at + d, order, f"{d:g}s", q))
                     written = target
                     if written == len(items):
                         last_write = done_at
@@ -215,8 +218,9 @@ async def measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
             achieved = len(items) / (last_write - t0)
             rest_after_s = await resting.wait(last_write)
             sampler.cancel()
-            for q in last_cited:
-                asked.add("rest", q, await ask(searcher, q))
+            for label, rows in list(asked.rows.items()):
+                for q, _ in rows:
+                    asked.add(f"{label} rest", q, await ask(searcher, q))
             lags = await index_lags(redis, searcher)
             stats = await searcher.stats()
         finally:
@@ -233,16 +237,23 @@ async def measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
         "rest_after_s": rest_after_s,
         "ask_late_p99_s": percentile(asked.late_s, 99),
         "index_lag_ms": {f"p{p}": percentile(lags, p) * 1000 for p in (50, 90, 99)},
-        "recall": asked.summary(),
+        "recall": (recall := asked.summary()),
+        "below_rest_points": {
+            label: round((recall[f"{label} rest"]["all"] - row["all"]) * 100, 1)
+            for label, row in recall.items()
+            if not label.endswith("rest")
+        },
         "samples": samples,
     }
 
 
 def report(figures: dict[str, Any]) -> None:
     recall = figures["recall"]
-    labels = [k for k in recall if k != "rest"] + ["rest"]
+    labels = sorted(recall, key=lambda k: (float(k.split("s")[0]), k))
     groups = [
-        g for g in ("all", "dev", "held_out", *locomo.CATEGORIES.values()) if g in recall["rest"]
+        g
+        for g in ("all", "dev", "held_out", *locomo.CATEGORIES.values())
+        if all(g in row for row in recall.values())
     ]
     print(
         f"\n{figures['writes']} writes at {figures['achieved_rate']:.0f}/s, {figures['workers']} "
@@ -255,6 +266,10 @@ def report(figures: dict[str, Any]) -> None:
     print("|---" + "|---:" * len(groups) + "|")
     for label in labels:
         print(f"| {label} | " + " | ".join(f"{recall[label][g]:.3f}" for g in groups) + " |")
+    print(
+        "\nrecall@10 below the same questions at rest, points: "
+        + ", ".join(f"{k} {v:+.1f}" for k, v in figures["below_rest_points"].items())
+    )
     peak = max(figures["samples"], key=lambda s: s["refine_pending"], default=None)
     if peak:
         print(

@@ -5,13 +5,14 @@ a worker that refines only when the stream is idle makes no progress on a
 pool fed by many agents, which may never pause, and every new memory is then
 found without its contextual vector. So a worker refines:
 
-- whenever it keeps up: the last read took fewer entries than a batch, so the
-  stream holds nothing more; a refine step costs the writes that arrive
-  meanwhile a few tens of milliseconds;
-- while a backlog waits, a share of its time (``refine_share``): each
-  ingest round earns ``share / (1 - share)`` of its duration in refine
-  credit, each refine step spends its own; the credit is capped, so a long
-  ingest burst does not bank a long refine pause.
+- in the background, whenever the cores are free: a long-running worker's
+  refine task runs its model at the lowest CPU priority (``pipeline.refining``),
+  so ingest and searches come first (a burst worker refines between rounds
+  instead, once it keeps up);
+- while writes arrive, a share of its time (``refine_share``), whatever else
+  the host does: the time between rounds that had writes earns ``share / (1 -
+  share)`` of itself in refine credit, each refine step spends its own; the
+  credit is capped, so a long ingest burst does not bank a long refine pause.
 
 A worker of role ``ingest`` never refines; one of role ``refine`` only refines
 (``Worker``), for operators who run refiners in processes or on machines of
@@ -37,7 +38,7 @@ class RefinePace:
         self.credit_s = 0.0
 
     def ingested(self, seconds: float) -> None:
-        """An ingest round with a backlog waiting took ``seconds``."""
+        """The worker spent ``seconds`` (not refining) while writes arrived."""
         if 0.0 < self.share < 1.0:
             earned = seconds * self.share / (1.0 - self.share)
             self.credit_s = min(self.credit_s + earned, _MAX_CREDIT_S)

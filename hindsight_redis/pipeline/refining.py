@@ -3,9 +3,9 @@
 ``pipeline.pacing`` says when; this module runs the steps over the served
 namespaces (``NamespaceConsumer.refine``, one namespace per step, in turn):
 
-- ``after_round``: after an ingest round. While writes wait (``behind``), the
-  steps the refine share owes; otherwise, unless a background task refines,
-  one step (a short one while writes keep arriving);
+- ``after_round``: after an ingest round, while writes arrive, the steps the
+  refine share owes (short ones unless writes wait: a full batch was read);
+  and while the worker keeps up with them, a short step each round;
 - ``beside``: the background task of a long-running worker, refining for as
   long as memories wait; its model runs at the lowest CPU priority
   (``providers.contextual``), so ingest and searches take the cores first;
@@ -43,6 +43,7 @@ class Refining:
         self.stopping = stopping
         self.committed = asyncio.Event()  # a round had writes: there may be work
         self._turn = 0
+        self._since = time.monotonic()  # when the last round's refine steps ended
 
     async def step(self, most: int | None = None) -> int:
         """A refine step (of at most ``most`` memories) in the next namespace that may
@@ -60,25 +61,34 @@ class Refining:
                 break
         return 0
 
-    async def after_round(self, *, busy: bool, behind: bool, took_s: float, beside: bool) -> bool:
-        """Steps after an ingest round that ``took_s`` (``busy``: it had writes;
-        ``behind``: more wait); ``beside``: a background task refines. True if any
-        memory was refined (the next read then only peeks at the streams)."""
+    async def after_round(self, *, busy: bool, behind: bool, beside: bool) -> bool:
+        """Steps after an ingest round (``busy``: it had writes; ``behind``: more wait);
+        ``beside``: a background task refines. True if any memory was refined (the next
+        read then only peeks at the streams).
+
+        While writes arrive, the time since the last call earns the share its
+        credit, whatever the CPU is doing: the background task runs at the lowest
+        priority and gets nothing on a host busy with searches or other work, so
+        these steps, at normal priority, are what guarantees progress.
+        """
+        now = time.monotonic()
         if busy:
             self.committed.set()
-        if not behind:
-            if beside:
-                return False
-            return await self.step(_SPARE_STEP if busy else None) > 0
-        self.pace.ingested(took_s)
+            self.pace.ingested(now - self._since)
         refined = 0
+        most = None if behind else _SPARE_STEP  # writes may arrive any moment: short steps
         while self.pace.due and not self.stopping.is_set():
             started = time.monotonic()
-            done = await self.step()
+            done = await self.step(most)
             self.pace.refined(time.monotonic() - started)
             if not done:
                 break
             refined += done
+        if not refined and not behind and (busy or not beside):
+            # Keeping up with the writes: a short step each round, at normal priority,
+            # so that refining progresses on a host whose cores are busy with others.
+            refined = await self.step(most if busy else None)
+        self._since = time.monotonic()
         return refined > 0
 
     async def beside(self, block_ms: int) -> None:

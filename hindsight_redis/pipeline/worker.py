@@ -260,13 +260,9 @@ class Worker:
                         outage_s = 0.0
                         continue
                     # While refining, only peek at the streams between refine steps.
-                    started = time.monotonic()
                     done = await self._round(redis, None if refining else block_ms)
                     refining = self.role != "ingest" and await self._refining.after_round(
-                        busy=done.busy,
-                        behind=done.behind,
-                        took_s=time.monotonic() - started,
-                        beside=refines_beside,
+                        busy=done.busy, behind=done.behind, beside=refines_beside
                     )
                     if not done.busy and not refining and burst and await self._drained(redis):
                         break

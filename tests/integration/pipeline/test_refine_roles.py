@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Worker
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.pipeline.assembly import PipelineSettings, build_pipeline, shared_parts
-from hindsight_redis.pipeline.refine import OLDEST_EVERY
+from hindsight_redis.pipeline.refine import OLDEST_EVERY, RECENT_S
 from hindsight_redis.settings import Settings
 from tests.integration.helpers import write_and_drain
 
@@ -105,7 +106,7 @@ async def test_ingest_and_refine_roles_split_the_work(settings: Settings, redis:
         assert await redis.hget(keys.doc(memory_id), "refine") == b"done"
 
 
-async def test_the_refiner_takes_the_newest_memories_first(settings: Settings) -> None:
+async def test_the_refiner_takes_recent_memories_oldest_first(settings: Settings) -> None:
     async with AsyncMemoryClient(settings) as client:
         await client.search("anything", top_k=1)  # the index, with its contextual field
     # committed by a worker without the model, one at a time: created in this order
@@ -116,21 +117,28 @@ async def test_the_refiner_takes_the_newest_memories_first(settings: Settings) -
     )
     shared = shared_parts(settings.embedding, settings.filters, settings.llm)
     async with AsyncMemoryClient(settings) as client:
-        built = await build_pipeline(client.redis, client.keys, groups, shared)
+        redis = client.redis
+        for memory_id in ids[:2]:  # written two minutes ago: out of the recent window
+            old = float(await redis.hget(client.keys.doc(memory_id), "created_at") or 0) - 120
+            await redis.hset(client.keys.doc(memory_id), "created_at", f"{old:.6f}")
+        built = await build_pipeline(redis, client.keys, groups, shared)
         refiner = built.refiner
         assert refiner is not None
-        assert [p.content for p in await refiner.pending(10)] == FACTS[::-1]
-        assert [p.content for p in await refiner.pending(10, newest=False)] == FACTS
+        assert [p.content for p in await refiner.pending(10)] == FACTS
+        assert [p.content for p in await refiner.pending(10, newest=True)] == FACTS[::-1]
+        recent = await refiner.pending(10, since=time.time() - RECENT_S)
+        assert [p.content for p in recent] == FACTS[2:]
         refiner.batch_size = 2
+
+        async def states() -> list[bytes | None]:
+            return [await redis.hget(client.keys.doc(i), "refine") for i in ids]
+
         assert await refiner.refine_once() == 2
-        done = [await client.redis.hget(client.keys.doc(i), "refine") for i in ids]
-        assert done == [b"pending"] * 4 + [b"draft"] * 2  # the two written last
+        assert await states() == [b"pending"] * 2 + [b"draft"] * 2 + [b"pending"] * 2
         refiner._steps = OLDEST_EVERY - 1  # the next is an OLDEST_EVERY-th step
         assert await refiner.refine_once() == 2
-        done = [await client.redis.hget(client.keys.doc(i), "refine") for i in ids]
-        assert done == [b"draft"] * 2 + [b"pending"] * 2 + [b"draft"] * 2  # the oldest two
+        assert await states() == [b"draft"] * 4 + [b"pending"] * 2  # the oldest of all
         while await refiner.refine_once():
             pass
-        done = [await client.redis.hget(client.keys.doc(i), "refine") for i in ids]
-        assert done == [b"done"] * 6  # once none is pending, every draft is redone exactly
+        assert await states() == [b"done"] * 6  # once none is pending, every draft is redone
         assert refiner.redone == 6
