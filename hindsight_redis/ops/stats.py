@@ -30,7 +30,7 @@ from hindsight_redis.index.counts import (
 from hindsight_redis.index.filters import refine_pending_filter, tag_clause
 from hindsight_redis.providers.spend import SpendBudget, read_spend
 
-# Namespaces per pipeline: 12 commands each in the first round trip.
+# Namespaces per pipeline: 11 commands each in the first round trip.
 _NAMESPACES_PER_PIPELINE = 250
 
 
@@ -59,8 +59,6 @@ class QueueState:
     None when none waits."""
     refine_drafts: int | None = None
     """Memories with a draft contextual vector, waiting for the exact one."""
-    held_waiting: int = 0
-    """Writes held for review that nobody approved or rejected yet."""
     conflicts_open: int | None = None
     """Active memories flagged as contradicting another, not resolved yet; None without an
     index."""
@@ -76,6 +74,13 @@ class QueueState:
     def backlog(self) -> int:
         """Accepted writes not yet processed (indexed, merged, dropped or dead-lettered)."""
         return max(self.accepted - self.counters.get("processed", 0), 0)
+
+    @property
+    def held_waiting(self) -> int:
+        """Writes held for review that nobody approved or rejected yet (from the counters,
+        which the hold and the review's scripts keep)."""
+        c = self.counters
+        return max(c.get("held", 0) - c.get("approved", 0) - c.get("rejected", 0), 0)
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -116,7 +121,6 @@ class _Seen:
     refine_oldest_s: float | None
     refine_drafts: int | None
     memories: dict[str, int] | None
-    held_waiting: int
     conflicts_open: int | None
     index_latency: Histogram
 
@@ -140,7 +144,6 @@ async def _read(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:
         pipe.xinfo_groups(keys.stream)
         pipe.execute_command(*refine_backlog_command(keys))
         pipe.execute_command(*count_command(keys, refine_pending_filter(keys.namespace, "draft")))
-        pipe.hlen(keys.held)
         pipe.hgetall(keys.index_latency)
         pipe.execute_command(*count_command(keys, open_conflicts_query(keys)))
         for query in memory_count_queries(keys).values():
@@ -172,7 +175,7 @@ async def _read(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:
 
 def _seen(keys: Keys, replies: Sequence[Any]) -> _Seen:
     counters_raw, dead_letters, stream_info, groups, refining, drafts, *rest = replies
-    held, latency, conflicts, *counts = rest
+    latency, conflicts, *counts = rest
     counters = {as_text(k): int(v) for k, v in _checked(counters_raw).items()}
     stream = _unless_missing(stream_info)
     counters["accepted"] = 0 if stream is None else entries_added(stream)
@@ -191,7 +194,6 @@ def _seen(keys: Keys, replies: Sequence[Any]) -> _Seen:
         refine_oldest_s=refine_oldest,
         refine_drafts=search_count(drafts),
         memories=None if None in totals else {k: v for k, v in memories.items() if v is not None},
-        held_waiting=int(_checked(held)),
         conflicts_open=search_count(conflicts),
         index_latency=Histogram.of({as_text(k): as_text(v) for k, v in _checked(latency).items()}),
     )
@@ -222,7 +224,6 @@ def _state(keys: Keys, seen: _Seen, pending: Any, nxt: Any) -> QueueState:
         memories=seen.memories,
         refine_oldest_s=seen.refine_oldest_s,
         refine_drafts=seen.refine_drafts,
-        held_waiting=seen.held_waiting,
         conflicts_open=seen.conflicts_open,
         index_latency=seen.index_latency,
     )
