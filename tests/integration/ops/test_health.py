@@ -5,7 +5,11 @@ supersede rate; the stale fraction against a sweep's own plan."""
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 
@@ -13,13 +17,15 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
+from starlette.testclient import TestClient
 
-from hindsight_redis import AsyncMemoryClient, Settings
+from hindsight_redis import AsyncMemoryClient, MemoryClient, Settings, Worker
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.lifecycle.forgetting import plan_sweep
 from hindsight_redis.lifecycle.retention import RetentionPolicy
 from hindsight_redis.lifecycle.staleness import sample_staleness
 from hindsight_redis.ops.metrics import MetricsApp, metrics_app
+from hindsight_redis.service.console import build_app
 from tests.integration.helpers import Drain
 
 FACT = "The billing-service-v2 deploy on 2026-03-02 failed with ERR_CONN_RESET"
@@ -165,3 +171,28 @@ async def test_health_without_an_index_or_a_threshold(settings: Settings) -> Non
         health = (await client.stats())["health"]
     assert health["stale"] is None and health["conflicts_open"] is None
     assert health["merge_rate"] is None and health["index_latency"]["p99_s"] is None
+
+
+def test_the_console_and_the_stats_command_show_the_health(settings: Settings) -> None:
+    with MemoryClient(settings) as client:
+        client.write(OLD)
+        client.write("ok thanks")
+        Worker(settings).run(burst=True)
+        client.write(NEW)
+        Worker(settings).run(burst=True)
+    with TestClient(build_app(settings), base_url="http://127.0.0.1:8766") as http:
+        page = http.get(f"/ns/{settings.namespace}").text
+    assert "conflicts 50.0% of indexed (2 open)" in page
+    assert "dropped 33.3%" in page and "searchable in" in page and "p99" in page
+    assert "0.0% under the sweep threshold 0.25 (all of 2 active)" in page
+
+    env = {**os.environ, **settings.to_env()}
+    command = [sys.executable, "-m", "hindsight_redis.cli", "stats"]
+    shown = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    assert "reviews kept new -" in shown and "(2 writes indexed)" in shown
+    data = json.loads(
+        subprocess.run(
+            [*command, "--json"], env=env, capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert data["health"]["conflicts_open"] == 2 and data["health"]["stale"]["sampled"] == 2

@@ -107,3 +107,23 @@ def test_scoring_hash_fields_is_the_retention_score() -> None:
     )
     assert parts.score.tolist() == pytest.approx([first, second])
     assert not any(math.isnan(s) for s in parts.score)
+
+
+def test_stats_lines_show_the_health_in_three_rows() -> None:
+    from hindsight_redis.ops.render import health_rows, stats_lines
+
+    counters = {"processed": 10, "indexed": 8, "merged": 1, "conflicts": 2, "resolved:new": 1}
+    stale = StaleSample(1000, 120, 50_000, 0.25)
+    latency = Histogram.of({"0.25": 9, "1": 1, "sum": 2.0})
+    health = health_of(_state(counters, conflicts_open=3, index_latency=latency), stale, 0.0)
+    rows = dict(health_rows(health))
+    assert rows["health"] == (
+        "merged 10.0%, dropped 0.0%, conflicts 25.0% of indexed (3 open), reviews kept new 100.0%"
+    )
+    assert (
+        rows["stale"] == "12.0% under the sweep threshold 0.25 (a sample of 1,000 of 50,000 active)"
+    )
+    assert rows["searchable in"] == "p50 0.18 s, p99 0.95 s (10 writes indexed)"
+    lines = stats_lines({"accepted": 10, "dropped": {"total": 0}, "workers": [], "health": health})
+    assert "searchable in   p50" in lines
+    assert health_rows(None) == []
