@@ -186,6 +186,8 @@ class PoolOperations:
             self.keys,
             live_within_ms=self.settings.worker.claim_idle_ms,
             budget=SpendBudget.of(self.settings.llm),
+            retention=RetentionPolicy.from_settings(self.settings.retention),
+            sweep_threshold=self.settings.sweeps.sweep_threshold,
         )
 
     async def why_no_hit(self) -> str | None:

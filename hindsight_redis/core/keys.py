@@ -152,6 +152,11 @@ class Keys:
         return f"{self.base}:llm-spend:total"
 
     @property
+    def index_latency(self) -> str:
+        """Hash of the write-to-searchable histogram (``core.histogram``): bucket -> count, sum."""
+        return f"{self.base}:index-latency"
+
+    @property
     def resolutions(self) -> str:
         """Capped stream recording every conflict resolution (and its undoing): who, when, why."""
         return f"{self.base}:resolutions"

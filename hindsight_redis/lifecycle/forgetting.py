@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import os
 import socket
 import time
@@ -26,7 +25,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
 from redis.asyncio import Redis
 
 from hindsight_redis.core.keys import Keys
@@ -39,19 +37,15 @@ from hindsight_redis.errors import (
     redis_errors,
 )
 from hindsight_redis.index.filters import tag_clause
-from hindsight_redis.lifecycle.retention import RetentionPolicy, pick_victims, retention_parts
+from hindsight_redis.lifecycle.retention import (
+    SCORED_FIELDS,
+    RetentionPolicy,
+    pick_victims,
+    score_fields,
+)
 from hindsight_redis.redis import scripts
 
 log = logging.getLogger(__name__)
-_SCORED_FIELDS = (
-    "access_count",
-    "last_accessed_at",
-    "created_at",
-    "write_score",
-    "protected",
-    "task_type",
-    "half_life_days",
-)
 
 
 # -- forget -----------------------------------------------------------------------
@@ -280,7 +274,7 @@ async def plan_sweep(
         for start in range(0, len(ids), batch):
             pipe = redis.pipeline(transaction=False)
             for memory_id in ids[start : start + batch]:
-                pipe.hmget(keys.doc(memory_id), list(_SCORED_FIELDS))
+                pipe.hmget(keys.doc(memory_id), list(SCORED_FIELDS))
             rows += await pipe.execute()
     found = [
         (i, [as_text(v) for v in row])
@@ -291,20 +285,8 @@ async def plan_sweep(
     if not found:
         return plan
     hits = pending_hits or {}
-    counts = np.array([float(r[0] or 0) + hits.get(i, 0) for i, r in found])
-    lasts = np.array([now if hits.get(i) else float(r[1] or 0) for i, r in found])
-    protected = np.array([r[4] == "1" for _, r in found])
-    parts = retention_parts(
-        policy,
-        access_count=counts,
-        last_accessed_at=lasts,
-        created_at=np.array([float(r[2] or 0) for _, r in found]),
-        write_score=np.array([float(r[3]) if r[3] else math.nan for _, r in found]),
-        protected=protected,
-        half_life_days=np.array(
-            [policy.half_life_for(r[5], float(r[6]) if r[6] else None) for _, r in found]
-        ),
-        now=now,
+    parts, protected = score_fields(
+        policy, [r for _, r in found], pending_hits=[hits.get(i, 0) for i, _ in found], now=now
     )
     plan.protected = int(protected.sum())
     picked = pick_victims(parts.score, protected, threshold=threshold, max_active=max_active)

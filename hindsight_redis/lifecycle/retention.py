@@ -23,7 +23,7 @@ namespace in one call.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -179,6 +179,51 @@ def retention_score(
         now=now,
     )
     return float(parts.score[0])
+
+
+SCORED_FIELDS = (
+    "access_count",
+    "last_accessed_at",
+    "created_at",
+    "write_score",
+    "protected",
+    "task_type",
+    "half_life_days",
+)
+"""The memory hash's fields a retention score is computed from (``score_fields``' rows)."""
+
+
+def score_fields(
+    policy: RetentionPolicy,
+    rows: Sequence[Sequence[str | None]],
+    *,
+    pending_hits: Sequence[int] | None = None,
+    now: float,
+) -> tuple[RetentionParts, npt.NDArray[np.bool_]]:
+    """The retention parts of memories given as their ``SCORED_FIELDS`` values (text, as
+    the hash holds them; None: missing), and whether each is protected.
+
+    ``pending_hits``: per memory, reads not folded into ``access_count`` yet: they count
+    as reads made ``now``. Sweeps and the stale fraction (``lifecycle.staleness``) both
+    score with it.
+    """
+    hits = list(pending_hits) if pending_hits is not None else [0] * len(rows)
+    protected = np.array([r[4] == "1" for r in rows], dtype=np.bool_)
+    parts = retention_parts(
+        policy,
+        access_count=np.array([float(r[0] or 0) + h for r, h in zip(rows, hits, strict=True)]),
+        last_accessed_at=np.array(
+            [now if h else float(r[1] or 0) for r, h in zip(rows, hits, strict=True)]
+        ),
+        created_at=np.array([float(r[2] or 0) for r in rows]),
+        write_score=np.array([float(r[3]) if r[3] else math.nan for r in rows]),
+        protected=protected,
+        half_life_days=np.array(
+            [policy.half_life_for(r[5] or "", float(r[6]) if r[6] else None) for r in rows]
+        ),
+        now=now,
+    )
+    return parts, protected
 
 
 def pick_victims(

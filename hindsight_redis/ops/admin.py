@@ -29,6 +29,8 @@ from hindsight_redis.errors import (
 )
 from hindsight_redis.index.filters import tag_clause
 from hindsight_redis.index.record import recorded_index
+from hindsight_redis.lifecycle.retention import RetentionPolicy
+from hindsight_redis.ops.health import health_of, read_staleness
 from hindsight_redis.ops.stats import read_llm_spend, read_queue_states
 from hindsight_redis.providers.spend import SpendBudget
 from hindsight_redis.redis import scripts
@@ -42,7 +44,13 @@ _STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
 
 
 async def collect_stats(
-    redis: Redis, keys: Keys, *, live_within_ms: int = 30_000, budget: SpendBudget | None = None
+    redis: Redis,
+    keys: Keys,
+    *,
+    live_within_ms: int = 30_000,
+    budget: SpendBudget | None = None,
+    retention: RetentionPolicy | None = None,
+    sweep_threshold: float | None = None,
 ) -> dict[str, Any]:
     """What a namespace holds and how far behind its workers are.
 
@@ -58,8 +66,10 @@ async def collect_stats(
     ``memories`` (``active``, ``archived``, ``protected``; None without an index),
     ``workers`` (the consumers seen within ``live_within_ms``: name, pending,
     idle_s), ``idle_consumers`` (the others: crashed or stopped
-    workers that left entries, until reclaimed), ``counters`` and ``llm_spend`` (today's,
-    against ``budget``: ``stats.read_llm_spend``).
+    workers that left entries, until reclaimed), ``counters``, ``llm_spend`` (today's,
+    against ``budget``: ``stats.read_llm_spend``) and ``health`` (``health.health_of``: its
+    stale fraction sampled with ``retention`` against ``sweep_threshold``, when both are
+    given).
     """
     (state,) = await read_queue_states(redis, [keys])
     everyone = await _consumers(redis, keys)
@@ -89,6 +99,9 @@ async def collect_stats(
         "idle_consumers": sum(1 for c in everyone if c["idle_s"] * 1000 > live_within_ms),
         "counters": state.counters,
         "llm_spend": await read_llm_spend(redis, keys, budget),
+        "health": health_of(
+            state, await read_staleness(redis, keys, retention, sweep_threshold), time.time()
+        ),
     }
 
 

@@ -15,7 +15,13 @@ the gauges ``hindsight_backlog``, ``_pending``, ``_undelivered``, ``_lag_seconds
 counters ``hindsight_llm_tokens_total``, ``_llm_usd_total``, ``_llm_calls_total`` and
 ``_llm_budget_skips_total`` by ``namespace`` and ``stage``, the gauges
 ``hindsight_llm_tokens_today`` and ``_llm_usd_today`` (UTC day) by namespace, and the
-budget, ``hindsight_llm_budget_tokens`` and ``_llm_budget_usd`` (0: unlimited).
+budget, ``hindsight_llm_budget_tokens`` and ``_llm_budget_usd`` (0: unlimited). Memory
+health (``ops.health``): the gauges ``hindsight_merge_rate``, ``_drop_rate``,
+``_drop_rate_by_reason``, ``_conflict_rate``, ``_supersede_rate``, ``_conflicts_open``,
+``_held_waiting``, ``_stale_fraction`` (a sample, re-read at most once a minute per
+namespace) and ``_stale_sampled``, the counters ``hindsight_conflicts_flagged_total``,
+``_conflicts_resolved_total`` (by ``keep``), ``_resolutions_undone_total``, and the
+histogram ``hindsight_index_latency_seconds`` (write to searchable, the workers' buckets).
 
 ``metrics_app(settings)`` is the ASGI app serving them all (any GET: the
 router picks the path); the MCP HTTP server routes ``/metrics`` to it,
@@ -48,6 +54,9 @@ from prometheus_client.registry import Collector
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.version import package_version
 from hindsight_redis.errors import HindsightError
+from hindsight_redis.lifecycle.retention import RetentionPolicy
+from hindsight_redis.lifecycle.staleness import StaleSample
+from hindsight_redis.ops.health import StaleCache, health_families
 from hindsight_redis.ops.stats import QueueState, read_queue_states
 from hindsight_redis.pipeline.consumer import BATCH_SECONDS
 from hindsight_redis.providers.spend import NamespaceSpend, SpendBudget, read_spend
@@ -104,6 +113,8 @@ class Snapshot:
     """Whether Redis answered."""
     spend: list[NamespaceSpend] = dataclasses.field(default_factory=list)
     budget: SpendBudget = dataclasses.field(default_factory=SpendBudget)
+    stale: dict[str, StaleSample | None] = dataclasses.field(default_factory=dict)
+    """The stale samples by namespace (none: the sweep threshold is off)."""
 
 
 class NamespaceCollector(Collector):
@@ -116,6 +127,9 @@ class NamespaceCollector(Collector):
         """Every family of the snapshot (a namespace without an index has no memory counts)."""
         yield from _namespace_families(self.snapshot.states, self.snapshot.taken_at)
         yield from _spend_families(self.snapshot.spend, self.snapshot.budget)
+        yield from health_families(
+            self.snapshot.states, self.snapshot.stale, self.snapshot.taken_at
+        )
         yield from _scrape_families(self.snapshot)
 
 
@@ -276,6 +290,12 @@ class MetricsApp:
         self._lock = asyncio.Lock()
         self._last: Snapshot | None = None
         self._last_at = 0.0
+        threshold = settings.sweeps.sweep_threshold
+        self._stale = (
+            None
+            if threshold is None
+            else StaleCache(RetentionPolicy.from_settings(settings.retention), threshold)
+        )
 
     async def snapshot(self) -> Snapshot:
         """The state of the namespaces, read at most once per ``cache_s`` (scrapes share it)."""
@@ -307,12 +327,19 @@ class MetricsApp:
             keys = [Keys(prefix, n) for n in chosen]
             states = await read_queue_states(self._redis, keys)
             spend = await read_spend(self._redis, keys)
+            if self._stale is not None:
+                await self._stale.refresh(self._redis, states, prefix)
         except HindsightError as e:
             logger.warning("metrics: cannot read the namespaces' state: %s", e)
             return Snapshot([], 0, time.perf_counter() - started, time.time(), up=False)
         took = time.perf_counter() - started
         budget = SpendBudget.of(self.settings.llm)
-        return Snapshot(states, len(known), took, time.time(), True, spend, budget)
+        stale = (
+            {}
+            if self._stale is None
+            else {s.namespace: self._stale.get(s.namespace) for s in states}
+        )
+        return Snapshot(states, len(known), took, time.time(), True, spend, budget, stale)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

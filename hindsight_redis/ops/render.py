@@ -99,6 +99,42 @@ def _held(stats: Mapping[str, Any]) -> str:
     return f"{_count(held)}  ({approved:,} approved, {rejected:,} rejected)"
 
 
+def _share(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate:.1%}"
+
+
+def health_rows(health: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """``stats()["health"]`` as ``(name, value)`` rows: the rates, the stale sample and the
+    write-to-searchable latency (none without a health section)."""
+    if not health:
+        return []
+    opened = health.get("conflicts_open")
+    rates = (
+        f"merged {_share(health.get('merge_rate'))}, dropped {_share(health.get('drop_rate'))}"
+        f", conflicts {_share(health.get('conflict_rate'))} of indexed"
+        + ("" if opened is None else f" ({opened:,} open)")
+        + f", reviews kept new {_share(health.get('supersede_rate'))}"
+    )
+    stale = health.get("stale")
+    if stale is None:
+        stale_text = "not sampled (no sweep threshold, or no index yet)"
+    else:
+        sample = "all" if stale["exact"] else f"a sample of {stale['sampled']:,}"
+        stale_text = (
+            f"{_share(stale['fraction'])} under the sweep threshold {stale['threshold']:g} "
+            f"({sample} of {stale['active']:,} active)"
+        )
+    latency = health.get("index_latency") or {}
+    if latency.get("count"):
+        searchable = (
+            f"p50 {latency['p50_s']:.2f} s, p99 {latency['p99_s']:.2f} s "
+            f"({latency['count']:,} writes indexed)"
+        )
+    else:
+        searchable = "no write indexed yet"
+    return [("health", rates), ("stale", stale_text), ("searchable in", searchable)]
+
+
 def _refine(pending: int | None, lag_s: float | None, drafts: int | None) -> str:
     """Memories waiting for a contextual vector, how long the oldest has, and the drafts."""
     if pending is None:
@@ -166,6 +202,7 @@ def stats_lines(stats: Mapping[str, Any]) -> str:
     spend = stats.get("llm_spend")
     if spend:
         rows.append(("llm today", spend_text(spend)))
+    rows += health_rows(stats.get("health"))
     workers = stats.get("workers", [])
     summary = f"{len(workers)} live" if workers else "none live (start `hindsight-redis worker`)"
     idle = stats.get("idle_consumers", 0)

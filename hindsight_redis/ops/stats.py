@@ -9,11 +9,12 @@ through the error boundary (``errors.map_redis_error``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
 
+from hindsight_redis.core.histogram import Histogram
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text, entries_added, entry_ms
 from hindsight_redis.errors import (
@@ -26,10 +27,10 @@ from hindsight_redis.index.counts import (
     refine_backlog_command,
     search_count,
 )
-from hindsight_redis.index.filters import refine_pending_filter
+from hindsight_redis.index.filters import refine_pending_filter, tag_clause
 from hindsight_redis.providers.spend import SpendBudget, read_spend
 
-# Namespaces per pipeline: 9 commands each in the first round trip.
+# Namespaces per pipeline: 11 commands each in the first round trip.
 _NAMESPACES_PER_PIPELINE = 250
 
 
@@ -58,6 +59,11 @@ class QueueState:
     None when none waits."""
     refine_drafts: int | None = None
     """Memories with a draft contextual vector, waiting for the exact one."""
+    conflicts_open: int | None = None
+    """Active memories flagged as contradicting another, not resolved yet; None without an
+    index."""
+    index_latency: Histogram = field(default_factory=lambda: Histogram.of({}))
+    """Write-to-searchable seconds of the writes indexed (``core.histogram``)."""
 
     @property
     def accepted(self) -> int:
@@ -68,6 +74,13 @@ class QueueState:
     def backlog(self) -> int:
         """Accepted writes not yet processed (indexed, merged, dropped or dead-lettered)."""
         return max(self.accepted - self.counters.get("processed", 0), 0)
+
+    @property
+    def held_waiting(self) -> int:
+        """Writes held for review that nobody approved or rejected yet (from the counters,
+        which the hold and the review's scripts keep)."""
+        c = self.counters
+        return max(c.get("held", 0) - c.get("approved", 0) - c.get("rejected", 0), 0)
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -108,6 +121,8 @@ class _Seen:
     refine_oldest_s: float | None
     refine_drafts: int | None
     memories: dict[str, int] | None
+    conflicts_open: int | None
+    index_latency: Histogram
 
     @property
     def pending(self) -> int:
@@ -129,6 +144,8 @@ async def _read(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:
         pipe.xinfo_groups(keys.stream)
         pipe.execute_command(*refine_backlog_command(keys))
         pipe.execute_command(*count_command(keys, refine_pending_filter(keys.namespace, "draft")))
+        pipe.hgetall(keys.index_latency)
+        pipe.execute_command(*count_command(keys, open_conflicts_query(keys)))
         for query in memory_count_queries(keys).values():
             pipe.execute_command(*count_command(keys, query))
     replies = await pipe.execute(raise_on_error=False)
@@ -157,7 +174,8 @@ async def _read(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:
 
 
 def _seen(keys: Keys, replies: Sequence[Any]) -> _Seen:
-    counters_raw, dead_letters, stream_info, groups, refining, drafts, *counts = replies
+    counters_raw, dead_letters, stream_info, groups, refining, drafts, *rest = replies
+    latency, conflicts, *counts = rest
     counters = {as_text(k): int(v) for k, v in _checked(counters_raw).items()}
     stream = _unless_missing(stream_info)
     counters["accepted"] = 0 if stream is None else entries_added(stream)
@@ -176,6 +194,8 @@ def _seen(keys: Keys, replies: Sequence[Any]) -> _Seen:
         refine_oldest_s=refine_oldest,
         refine_drafts=search_count(drafts),
         memories=None if None in totals else {k: v for k, v in memories.items() if v is not None},
+        conflicts_open=search_count(conflicts),
+        index_latency=Histogram.of({as_text(k): as_text(v) for k, v in _checked(latency).items()}),
     )
 
 
@@ -204,6 +224,19 @@ def _state(keys: Keys, seen: _Seen, pending: Any, nxt: Any) -> QueueState:
         memories=seen.memories,
         refine_oldest_s=seen.refine_oldest_s,
         refine_drafts=seen.refine_drafts,
+        conflicts_open=seen.conflicts_open,
+        index_latency=seen.index_latency,
+    )
+
+
+def open_conflicts_query(keys: Keys) -> str:
+    """The ``FT.SEARCH`` query of the active memories flagged for a conflict review."""
+    return " ".join(
+        (
+            tag_clause("namespace", keys.namespace),
+            tag_clause("status", "active"),
+            tag_clause("review", "conflict"),
+        )
     )
 
 

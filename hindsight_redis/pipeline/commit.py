@@ -24,8 +24,9 @@ from redis.asyncio.client import Pipeline
 
 from hindsight_redis.core.codec import EVENT_FIELD, encode_outcome, pack_for_script
 from hindsight_redis.core.documents import memory_document
+from hindsight_redis.core.histogram import bucket_of
 from hindsight_redis.core.keys import Keys
-from hindsight_redis.core.resp import as_text
+from hindsight_redis.core.resp import as_text, entry_ms
 from hindsight_redis.errors import HindsightError, IndexMoved, redis_errors
 from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.pipeline.stages.rules import content_key
@@ -169,6 +170,7 @@ class Committer:
             ]
             fields: list[str | bytes] = []
             conflicts: list[str] = []
+            latency = ""  # write-to-searchable seconds, for an indexed write only
             claim = keys.index_meta  # read only when indexing (a key of the same slot)
             if op == "index":
                 if candidate.conflicts_with:
@@ -182,6 +184,7 @@ class Committer:
                     contextual=self.contextual,
                 )
                 doc["indexed_at"] = f"{now:.6f}"  # index lag: indexed_at - created_at
+                latency = f"{searchable_after(candidate, now):.6f}"
                 fields = [x for pair in doc.items() for x in pair]
             elif op == "hold":
                 assert candidate.hold_reason is not None
@@ -204,6 +207,8 @@ class Committer:
                     fields,
                     len(conflicts),
                     counters,
+                    bucket_of(float(latency)) if latency else "",
+                    latency,
                 ]
             )
         scripts.commit.queue(
@@ -215,6 +220,7 @@ class Committer:
             index_meta=keys.index_meta,
             access_log=keys.access_log,
             merge_log=keys.merge_log,
+            index_latency=keys.index_latency,
             memories=memory_keys,
             group=keys.group,
             outcome_ttl_s=self.outcome_ttl_s,
@@ -254,6 +260,19 @@ class Committer:
                 outcome=encode_outcome(outcome),
             )
         return bool(result)
+
+
+def searchable_after(candidate: Candidate, now: float) -> float:
+    """Seconds from a write's append to the stream (its entry id's time; the event's
+    ``created_at`` when the id tells none) to ``now``, when its commit makes it searchable.
+
+    The append, not ``created_at``: a held write approved later, or a dead letter replayed,
+    is timed from its last append, the time the pipeline had it."""
+    try:
+        written = entry_ms(candidate.entry_id) / 1000
+    except ValueError:
+        written = 0.0
+    return max(now - (written or candidate.event.created_at), 0.0)
 
 
 def _op(candidate: Candidate) -> str:

@@ -53,6 +53,7 @@ async def resolve_pair(
     first: Key,
     second: Key,
     log: Key,
+    stats: Key,
     first_id: Arg[str],
     second_id: Arg[str],
     keep: Arg[str],
@@ -63,7 +64,8 @@ async def resolve_pair(
     """
     -- Resolve the conflict between two memories. keep: new (the older one is archived,
     -- superseded by the newer), old (the newer one is archived), both (only the flag
-    -- goes). The pair moves from conflicts_with to resolved_with on both sides.
+    -- goes). The pair moves from conflicts_with to resolved_with on both sides; the
+    -- namespace's stats count it ("resolved:<keep>").
     -- -> {1, kept id(s), archived id or ''}, {0} not (or no longer) in conflict,
     --    {-1} a memory is gone
     #HELPERS#
@@ -107,6 +109,7 @@ async def resolve_pair(
     redis.call('XADD', log, 'MAXLEN', '~', '10000', '*', 'action', 'resolve',
                'memory', first_id, 'other', second_id, 'keep', keep, 'kept', kept,
                'archived', loser_id, 'by', by, 'at', now, 'note', note)
+    redis.call('HINCRBY', stats, 'resolved:' .. keep, 1)
     return {1, kept, loser_id}
     """
     ...
@@ -120,6 +123,7 @@ async def undo_pair(
     first: Key,
     second: Key,
     log: Key,
+    stats: Key,
     first_id: Arg[str],
     second_id: Arg[str],
     now: Arg[str],
@@ -127,7 +131,8 @@ async def undo_pair(
 ) -> int:
     """
     -- Undo the resolution between two memories: both flagged again, and the one it
-    -- archived (superseded_by the other) active again. -> 1 undone, 0 not resolved,
+    -- archived (superseded_by the other) active again; the namespace's stats count it
+    -- ("resolutions_undone"). -> 1 undone, 0 not resolved,
     -- -1 a memory is gone
     #HELPERS#
     if redis.call('EXISTS', first) == 0 or redis.call('EXISTS', second) == 0 then return -1 end
@@ -148,6 +153,7 @@ async def undo_pair(
     redis.call('XADD', log, 'MAXLEN', '~', '10000', '*', 'action', 'undo',
                'memory', first_id, 'other', second_id, 'keep', '', 'kept', '',
                'archived', '', 'by', by, 'at', now, 'note', '')
+    redis.call('HINCRBY', stats, 'resolutions_undone', 1)
     return 1
     """
     ...

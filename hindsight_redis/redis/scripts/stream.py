@@ -112,6 +112,7 @@ async def commit(
     index_meta: Key,
     access_log: Key,
     merge_log: Key,
+    index_latency: Key,
     memories: KeyList,
     group: Arg[str],
     outcome_ttl_s: Arg[int],
@@ -124,7 +125,9 @@ async def commit(
     -- Candidates' state changes, outcomes, XACKs and counters, atomically and in order
     -- (a candidate may merge into an earlier one of the same call).
     -- batch: msgpack array, per candidate {entry_id, op, outcome, notify, memory_id, source,
-    -- fields, conflicts, counters}; op: index (fields: the doc's field/value pairs) | merge
+    -- fields, conflicts, counters, latency bucket, latency}; op: index (fields: the doc's
+    -- field/value pairs; its write-to-searchable seconds counted in the index_latency
+    -- histogram: the bucket's field, and "sum") | merge
     -- (into target: counted in access_log, its source pending in merge_log) | drop |
     -- hold (target: the held hash; fields: the held write, stored under the memory id).
     -- memories: per candidate its outcome key, target (the memory written or merged
@@ -207,6 +210,10 @@ async def commit(
         redis.call('XACK', stream, group, entry_id)
         redis.call('HINCRBY', stats, 'processed', 1)
         for _, counter in ipairs(item[9]) do redis.call('HINCRBY', stats, counter, 1) end
+        if op == 'index' and item[10] ~= '' then
+          redis.call('HINCRBY', index_latency, item[10], 1)
+          redis.call('HINCRBYFLOAT', index_latency, 'sum', item[11])
+        end
         redis.call('HDEL', errors, entry_id)
         if notify then
           redis.call('RPUSH', notify_list, outcome)

@@ -34,7 +34,9 @@ from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.models import MemoryRecord
 from hindsight_redis.core.text import text_problem
 from hindsight_redis.errors import ConfigError, HindsightError, InvalidArgument
+from hindsight_redis.lifecycle.retention import RetentionPolicy
 from hindsight_redis.ops.admin import recent_drops, recent_memories
+from hindsight_redis.ops.health import health_of, read_staleness
 from hindsight_redis.ops.render import spend_text
 from hindsight_redis.ops.stats import QueueState, read_llm_spend, read_queue_states
 from hindsight_redis.providers.spend import SpendBudget
@@ -133,6 +135,15 @@ class Console:
             await read_llm_spend(self._redis, keys, SpendBudget.of(self.settings.llm))
         )
 
+    async def health(self, state: QueueState) -> dict[str, Any]:
+        """The namespace's memory health (``health.health_of``; its stale fraction sampled)."""
+        assert self._redis is not None
+        keys = Keys(self.settings.key_prefix, state.namespace)
+        policy = RetentionPolicy.from_settings(self.settings.retention)
+        threshold = self.settings.sweeps.sweep_threshold
+        stale = await read_staleness(self._redis, keys, policy, threshold)
+        return health_of(state, stale, time.time())
+
     async def sample_forever(self) -> None:
         """Record every namespace's counters each ``sample_s`` (the chart's data)."""
         while True:
@@ -202,7 +213,10 @@ def build_app(
         (state,) = await console.states([ns])
         chart = rate_chart([*console.history.of(ns), Sample.of(state)])
         spend = await console.llm_spend(ns)
-        page = pages.namespace_page(state, chart, time.time(), admin=admin(ns), llm_spend=spend)
+        health = await console.health(state)
+        page = pages.namespace_page(
+            state, chart, time.time(), admin=admin(ns), llm_spend=spend, health=health
+        )
         return _html(page)
 
     async def memories(request: Request) -> Response:

@@ -14,7 +14,7 @@ from urllib.parse import quote, urlencode
 from hindsight_redis.core.models import MemoryRecord, SearchHit, explain_reason
 from hindsight_redis.lifecycle.review import ConflictResolution, resolution_summary
 from hindsight_redis.ops.admin import DeadLetter
-from hindsight_redis.ops.render import age, moment, snippet
+from hindsight_redis.ops.render import age, health_rows, moment, snippet
 from hindsight_redis.ops.stats import QueueState
 from hindsight_redis.trust.audit import ACTIONS, AuditEntry
 
@@ -123,10 +123,17 @@ def overview_page(states: Sequence[QueueState], now: float, *, admin: bool) -> s
 
 
 def namespace_page(
-    state: QueueState, chart: str, now: float, *, admin: bool, llm_spend: str = ""
+    state: QueueState,
+    chart: str,
+    now: float,
+    *,
+    admin: bool,
+    llm_spend: str = "",
+    health: Mapping[str, Any] | None = None,
 ) -> str:
-    """One namespace: counters, drops per reason, workers' lag, the chart, and the LLM's
-    spend today against the budget (``llm_spend``, ``render.spend_text``)."""
+    """One namespace: counters, drops per reason, workers' lag, the chart, the LLM's
+    spend today against the budget (``llm_spend``, ``render.spend_text``) and the memory's
+    health (``health.health_of``, as ``render.health_rows`` words it)."""
     counters = state.counters
     items = [
         ("accepted", state.accepted),
@@ -144,6 +151,9 @@ def namespace_page(
     cells += f"<tr><th>index lag</th><td class='n'>{state.lag_s(now):.1f} s</td></tr>"
     if llm_spend:
         cells += f"<tr><th>LLM today</th><td>{esc(llm_spend)}</td></tr>"
+    cells += "".join(
+        f"<tr><th>{esc(name)}</th><td>{esc(value)}</td></tr>" for name, value in health_rows(health)
+    )
     drops = "".join(
         f"<tr><td>{esc(reason)}</td><td class='n'>{n:,}</td><td>{esc(explain_reason(reason))}"
         f"</td></tr>"
