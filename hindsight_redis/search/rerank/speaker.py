@@ -7,12 +7,16 @@ share as many words. The hits whose speaker label the query names (a name among
 ``QueryAnalysis.names``; a Chinese label found in the query's text) get
 ``WEIGHT`` added to their fused score; fusion keeps ``POOL`` candidates per hit
 asked for when the query names someone, so a turn just past ``top_k`` can come
-in. Measured on LoCoMo (benchmarks/README.md, docs/decisions.md).
+in. A question about what two people share ("What movies have both Joanna and
+Nate seen?") is answered by turns of each: there, each further turn of a speaker
+costs ``BOTH_STEP`` (``balance``), so the top is not one person's alone.
+Measured on LoCoMo (benchmarks/README.md, docs/decisions.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 
 from hindsight_redis.core.models import SearchHit
@@ -24,6 +28,10 @@ from hindsight_redis.search.rerank.base import RerankContext
 WEIGHT = 0.06
 """Added to the fused score (0..1) of a turn of the speaker named; chosen on LoCoMo dev
 (0.03 < 0.06 >= 0.1, 0.15, 0.2: the larger ones cost temporal questions)."""
+BOTH_STEP = 0.03
+"""Taken from the fused score of a turn per turn of its speaker ranked above it, in a
+question asking what two people both did (``balance``); chosen on LoCoMo dev (0.01 <
+0.03 = 0.06 = 0.1)."""
 POOL = 3
 """Candidates fusion keeps per hit asked for when the query names someone."""
 
@@ -44,6 +52,9 @@ def named(label: str | None, analysis: QueryAnalysis) -> bool:
     return label in analysis.names or label.split(" ", 1)[0] in analysis.names
 
 
+_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
+
+
 def boost(hits: Sequence[SearchHit], analysis: QueryAnalysis) -> list[SearchHit]:
     """``hits`` with the turns of a speaker the query names ``WEIGHT`` higher, re-sorted
     (stable); as many as before."""
@@ -57,9 +68,29 @@ def boost(hits: Sequence[SearchHit], analysis: QueryAnalysis) -> list[SearchHit]
     return [h if s == h.fused else dataclasses.replace(h, fused=s) for s, h in scored]
 
 
+def balance(hits: Sequence[SearchHit], analysis: QueryAnalysis) -> list[SearchHit]:
+    """``hits`` re-sorted (stable) with each turn ``BOTH_STEP`` lower per turn of its
+    speaker ranked above it, when the query asks what two people both did ("both") and
+    two speakers it names are among the hits; else unchanged. As many as before."""
+    if not _BOTH.search(analysis.text):
+        return list(hits)
+    labels = [speaker_label(h.content) for h in hits]
+    if len({label for label in labels if named(label, analysis)}) < 2:
+        return list(hits)
+    seen: dict[str | None, int] = {}
+    scored = []
+    for h, label in zip(hits, labels, strict=True):
+        above = seen.get(label, 0)
+        seen[label] = above + 1
+        scored.append((h.fused - BOTH_STEP * above, h))
+    scored.sort(key=lambda pair: pair[0], reverse=True)
+    return [h if s == h.fused else dataclasses.replace(h, fused=s) for s, h in scored]
+
+
 class SpeakerBoost:
-    """The first re-ranker: ``boost`` (the time boost, next, cuts to ``top_k``)."""
+    """The first re-ranker: ``boost``, then ``balance`` (the time boost, next, cuts to
+    ``top_k``)."""
 
     async def rerank(self, hits: list[SearchHit], context: RerankContext) -> list[SearchHit]:
-        """``boost`` of ``hits`` by the names of ``context.analysis``."""
-        return boost(hits, context.analysis)
+        """``balance`` of the ``boost`` of ``hits`` by the names of ``context.analysis``."""
+        return balance(boost(hits, context.analysis), context.analysis)

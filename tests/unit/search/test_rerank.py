@@ -17,9 +17,9 @@ from hindsight_redis.search.rerank.base import RerankContext
 from hindsight_redis.search.rerank.budget import TokenBudget
 from hindsight_redis.search.rerank.lead_in import LeadIn
 from hindsight_redis.search.rerank.newer_first import NewerFirst
+from hindsight_redis.search.rerank.speaker import BOTH_STEP, SpeakerBoost
 from hindsight_redis.search.rerank.speaker import POOL as SPEAKER_POOL
 from hindsight_redis.search.rerank.speaker import WEIGHT as SPEAKER_WEIGHT
-from hindsight_redis.search.rerank.speaker import SpeakerBoost
 from hindsight_redis.search.rerank.speaker import pool_size as speaker_pool
 from hindsight_redis.search.rerank.time_boost import POOL, TimeBoost, pool_size
 from hindsight_redis.settings import SearchSettings
@@ -227,6 +227,35 @@ async def test_a_chinese_label_is_named_by_the_query_text() -> None:
     hits = [hit("a", 0.8, content="李娜: 我喜欢爬山"), hit("b", 0.79, content="张伟: 我喜欢游泳")]
     ranked = await SpeakerBoost().rerank(hits, context("张伟喜欢什么运动"))
     assert [h.id for h in ranked] == ["b", "a"]
+
+
+async def test_a_question_about_both_people_reaches_the_turns_of_each() -> None:
+    hits = [
+        hit("j1", 0.90, content="Joanna: I watched Little Women"),
+        hit("j2", 0.89, content="Joanna: the trilogy was awesome"),
+        hit("j3", 0.88, content="Joanna: movies are my escape"),
+        hit("n1", 0.87, content="Nate: I watched Little Women too"),
+    ]
+    ranked = await SpeakerBoost().rerank(
+        hits, context("What movies have both Joanna and Nate seen?")
+    )
+    assert ids(ranked) == ["j1", "n1", "j2", "j3"]
+    by_id = {h.id: h.fused for h in ranked}
+    assert by_id["j3"] == pytest.approx(0.88 + SPEAKER_WEIGHT - 2 * BOTH_STEP)
+    assert by_id["n1"] == pytest.approx(0.87 + SPEAKER_WEIGHT)  # the first of its speaker
+
+
+async def test_no_both_or_one_named_speaker_keeps_the_order() -> None:
+    hits = [
+        hit("j1", 0.90, content="Joanna: I watched Little Women"),
+        hit("j2", 0.89, content="Joanna: the trilogy was awesome"),
+        hit("n1", 0.87, content="Nate: I watched Little Women too"),
+    ]
+    plain = await SpeakerBoost().rerank(hits, context("What movies have Joanna and Nate seen?"))
+    assert ids(plain) == ["j1", "j2", "n1"]
+    one = [h for h in hits if h.id != "n1"]
+    alone = await SpeakerBoost().rerank(one, context("What movies have both Joanna and Nate seen?"))
+    assert ids(alone) == ["j1", "j2"]
 
 
 def test_fusion_keeps_more_candidates_only_when_the_query_names_someone() -> None:
