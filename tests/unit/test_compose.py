@@ -15,13 +15,15 @@ def test_compose_file_has_no_v2_only_keys_and_its_commands_parse() -> None:
     spec = yaml.safe_load(COMPOSE.read_text())
     assert "name" not in spec  # docker-compose 1.29 rejects the top-level name: key
     ours = {n: s for n, s in spec["services"].items() if s.get("image", "").startswith("hindsight")}
-    assert {"worker", "mcp"} <= set(ours)
+    assert {"worker", "refiner", "mcp"} <= set(ours)
     parser = build_parser()
     for name, service in ours.items():
         args = parser.parse_args(service["command"])  # exits (fails) on an unknown flag
         assert args.command == service["command"][0], name
     mcp = parser.parse_args(ours["mcp"]["command"])
     assert mcp.workers == 0  # the worker service indexes; no second worker inside mcp
+    assert parser.parse_args(ours["refiner"]["command"]).role == "refine"
+    assert ours["refiner"]["profiles"] == ["refiners"]  # only when asked for
 
 
 CLUSTER = COMPOSE.parent / "docker-compose.cluster.yml"
