@@ -35,6 +35,7 @@ and searchable, only without the contextual signal, until a refiner returns.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import NamedTuple
@@ -101,6 +102,7 @@ class Refiner:
         self.info = info
         self.redone = 0  # drafts replaced by the exact model's vectors, so far
         self._steps = 0
+        self._loading: asyncio.Task[object] | None = None
 
     async def _stored(self, vectors: Vectors) -> list[bytes]:
         """``vectors`` as the contextual field stores them (projection, datatype)."""
@@ -169,13 +171,34 @@ class Refiner:
                 await self.redis.delete(*(self._claim_key(item.key) for item in surplus))
         return won[:most]
 
-    async def refine_once(self, most: int | None = None) -> int:
+    def loaded(self) -> bool:
+        """Whether the first model is loaded; if not, starts loading it in the background
+        (a second or two: ingest need not wait for it). An embedder without a ``load()``
+        (models behind an API) counts as loaded."""
+        if self._loading is None:
+            load = getattr(self.draft or self.embedder, "load", None)
+            if load is None:
+                return True
+            self._loading = asyncio.ensure_future(load())
+        if not self._loading.done():
+            return False
+        if not self._loading.cancelled():
+            self._loading.exception()  # seen: the embedding itself raises it again, mapped
+        return True
+
+    async def refine_once(self, most: int | None = None, *, wait: bool = True) -> int:
         """Refine one batch of at most ``most`` (default ``batch_size``) memories; returns
-        how many got their vector (0: none pending).
+        how many got their vector (0: none pending). ``wait=False``: 0 at once while the
+        model is still loading (a step between ingest rounds must not hold ingest up).
 
         Raises ``EmbeddingMismatch`` when the index records another
         contextual model than this refiner's (after a reindex).
         """
+        if not self.loaded():
+            if not wait:
+                return 0
+            assert self._loading is not None  # loaded() started it
+            await self._loading  # a failure to load raises here, as it would below
         most = min(most or self.batch_size, self.batch_size)
         self._steps += 1
         since = time.time() - RECENT_S if self._steps % OLDEST_EVERY else None

@@ -168,6 +168,11 @@ class MiniLMEmbedder:
             out[chunk] = mean_pooled(hidden, feeds["attention_mask"])
         return normalize_rows(out)
 
+    async def load(self) -> None:
+        """Load the model now (in a thread), not on the first ``embed``."""
+        if self._session_ready() is None:
+            await asyncio.to_thread(self._load)
+
     def _thread(self) -> ThreadPoolExecutor | None:
         """Where the model runs: its own low-priority thread, or asyncio's default pool."""
         if self._low_priority and self._runner is None:
