@@ -73,17 +73,6 @@ def search_count(reply: Any) -> int | None:
     return search_total(reply)
 
 
-async def refine_pending(redis: Redis, keys: Keys) -> int | None:
-    """Memories whose ``refine`` tag is still ``pending``; None when there is no index."""
-    command = count_command(keys, refine_pending_filter(keys.namespace))
-    try:
-        with redis_errors("count memories waiting for a contextual vector"):
-            reply = await redis.execute_command(*command)  # type: ignore[no-untyped-call]
-    except (RedisCommandError, SearchModuleMissing):
-        return None  # no index yet (or no search module: stats still work)
-    return search_total(reply)
-
-
 async def memory_counts(redis: Redis, keys: Keys) -> dict[str, int] | None:
     """Stored memories: ``active``, ``archived`` and ``protected`` (of the active ones).
 

@@ -378,9 +378,9 @@ class NamespaceConsumer:
 
     # -- when idle ------------------------------------------------------------
 
-    async def refine(self, most: int | None = None, *, wait: bool = True) -> int:
-        """One background refine step of at most ``most`` memories (default: the refine
-        batch); 0 when nothing is pending (``wait=False``: or while the model loads).
+    async def refine(self, most: int | None = None, *, between_rounds: bool = False) -> int:
+        """One refine step of at most ``most`` memories (default: the refine batch); 0 when
+        nothing is pending (``between_rounds``: see ``Refiner.refine_once``).
 
         A refiner that fails for any reason but Redis being down is switched
         off for this run (logged): it must never hold up the stream.
@@ -389,14 +389,14 @@ class NamespaceConsumer:
             self.may_refine = False
             return 0
         try:
-            done = await self._refiner.refine_once(most, wait=wait)
+            done = await self._refiner.refine_once(most, between_rounds=between_rounds)
         except RedisUnavailable:
             raise
         except Exception:
             log.exception("contextual refiner of %s failed; continuing without it", self.namespace)
             self._refiner = None
             return 0
-        self.may_refine = done > 0 or not wait
+        self.may_refine = done > 0 or between_rounds  # drafts may wait for a later step
         redone = self._refiner.redone if self._refiner is not None else 0
         self.report.refined += done - (redone - self._redone)
         self.report.redone += redone - self._redone

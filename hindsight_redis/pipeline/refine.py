@@ -186,16 +186,18 @@ class Refiner:
             self._loading.exception()  # seen: the embedding itself raises it again, mapped
         return True
 
-    async def refine_once(self, most: int | None = None, *, wait: bool = True) -> int:
+    async def refine_once(self, most: int | None = None, *, between_rounds: bool = False) -> int:
         """Refine one batch of at most ``most`` (default ``batch_size``) memories; returns
-        how many got their vector (0: none pending). ``wait=False``: 0 at once while the
-        model is still loading (a step between ingest rounds must not hold ingest up).
+        how many got their vector (0: none pending). ``between_rounds``: a step that holds
+        ingest up while it runs, so it neither waits for the model to load (0 at once)
+        nor redoes drafts with the exact model (three times slower: that waits for the
+        background or an idle stream).
 
         Raises ``EmbeddingMismatch`` when the index records another
         contextual model than this refiner's (after a reindex).
         """
         if not self.loaded():
-            if not wait:
+            if between_rounds:
                 return 0
             assert self._loading is not None  # loaded() started it
             await self._loading  # a failure to load raises here, as it would below
@@ -206,7 +208,7 @@ class Refiner:
         if not found and since is not None:
             found = await self.pending(4 * most)
         embedder, state = (self.embedder, "done") if self.draft is None else (self.draft, "draft")
-        if not found and self.draft is not None:
+        if not found and self.draft is not None and not between_rounds:
             found = await self.pending(4 * most, state="draft")
             embedder, state = self.embedder, "done"
         if not found:

@@ -45,15 +45,15 @@ class Refining:
         self._turn = 0
         self._since = time.monotonic()  # when the last round's refine steps ended
 
-    async def step(self, most: int | None = None, *, wait: bool = True) -> int:
+    async def step(self, most: int | None = None, *, between_rounds: bool = False) -> int:
         """A refine step (of at most ``most`` memories) in the next namespace that may
-        have work; 0 if none (``wait=False``: or its model is still loading)."""
+        have work; 0 if none (``between_rounds``: see ``Refiner.refine_once``)."""
         self._turn += 1
         tries = 0
         for consumer in self.served.rotation(self._turn):
             if self.multi and not consumer.may_refine:
                 continue  # found nothing since its last commit
-            done = await consumer.refine(most, wait=wait)
+            done = await consumer.refine(most, between_rounds=between_rounds)
             if done:
                 return done
             tries += 1
@@ -79,7 +79,7 @@ class Refining:
         most = None if behind else _SPARE_STEP  # writes may arrive any moment: short steps
         while self.pace.due and not self.stopping.is_set():
             started = time.monotonic()
-            done = await self.step(most, wait=False)
+            done = await self.step(most, between_rounds=True)
             self.pace.refined(time.monotonic() - started)
             if not done:
                 break
@@ -87,7 +87,7 @@ class Refining:
         if not refined and not behind and (busy or not beside):
             # Keeping up with the writes: a short step each round, at normal priority,
             # so that refining progresses on a host whose cores are busy with others.
-            refined = await self.step(most if busy else None, wait=not busy)
+            refined = await self.step(most if busy else None, between_rounds=busy)
         self._since = time.monotonic()
         return refined > 0
 

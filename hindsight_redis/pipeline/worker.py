@@ -49,7 +49,7 @@ from hindsight_redis.pipeline.consumer import (
 )
 from hindsight_redis.pipeline.maintenance import PeriodicSweep
 from hindsight_redis.pipeline.namespaces import ServedNamespaces, wanted
-from hindsight_redis.pipeline.pacing import ROLES, RefinePace, Role
+from hindsight_redis.pipeline.pacing import ROLES, Role
 from hindsight_redis.pipeline.refining import Refining
 from hindsight_redis.pipeline.stages.base import Candidate, Stage
 from hindsight_redis.pipeline.streams import Entry, Lease, all_drained, read_group
@@ -109,7 +109,6 @@ class Worker:
         self.role: Role = role or self.settings.worker_role
         if self.role not in ROLES:
             raise InvalidArgument(f"worker role must be one of {', '.join(ROLES)}, not {role!r}")
-        RefinePace(self.settings.refine_share)  # a bad share fails here, not at run
         self.keys = Keys(self.settings.key_prefix, self.settings.namespace)
         self._pipeline = PipelineSettings(
             worker=self.settings.worker,

@@ -138,6 +138,9 @@ async def test_the_refiner_takes_recent_memories_oldest_first(settings: Settings
         refiner._steps = OLDEST_EVERY - 1  # the next is an OLDEST_EVERY-th step
         assert await refiner.refine_once() == 2
         assert await states() == [b"draft"] * 4 + [b"pending"] * 2  # the oldest of all
+        assert await refiner.refine_once(between_rounds=True) == 2  # the last pending two
+        assert await refiner.refine_once(between_rounds=True) == 0  # drafts wait: no redo
+        assert await states() == [b"draft"] * 6
         while await refiner.refine_once():
             pass
         assert await states() == [b"done"] * 6  # once none is pending, every draft is redone
