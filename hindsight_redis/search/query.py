@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 from hindsight_redis.core.documents import SCOPE_FIELDS
@@ -109,11 +110,35 @@ def joined_terms(
     """
     terms = list(words)
     function_words: list[str] = []
+    seams: list[str] = []
     for run in runs:
         found = list(segmented.get(run, ())) if segmented else []
         for word in found or [run]:
             (function_words if found and is_han_stopword(word) else terms).append(word)
-    return list(dict.fromkeys(terms or function_words))[:_MAX_TERMS]
+        seams += seam_words(found)
+    chosen = list(dict.fromkeys(terms or function_words))
+    chosen += [w for w in dict.fromkeys(seams) if w not in chosen and not is_han_stopword(w)]
+    return chosen[:_MAX_TERMS]
+
+
+def seam_words(found: Sequence[str]) -> list[str]:
+    """Two-character words the segmenter may have cut differently in a document.
+
+    The server segments a query and a document alone, and cuts the same word
+    differently with other neighbours ("停车|位" in a query, "车位" in the
+    document): the pair across a cut next to a lone character, and the ends of
+    words of three characters or more ("编辑器": "编辑"), are matched too;
+    never next to a function word.
+    """
+    pairs: list[str] = []
+    for left, right in pairwise(found):
+        content = not is_han_stopword(left) and not is_han_stopword(right)
+        if content and 1 in (len(left), len(right)) and is_han_word(left + right):
+            pairs.append(left[-1] + right[0])
+    for word in found:
+        if len(word) >= 3 and is_han_word(word):
+            pairs += [word[:2], word[-2:]]
+    return pairs
 
 
 def keyword_query(

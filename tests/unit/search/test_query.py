@@ -11,7 +11,7 @@ from hindsight_redis.core.models import SearchFilters
 from hindsight_redis.errors import InvalidQuery
 from hindsight_redis.index.filters import build_filter, escape_tag, tag_clause, visible
 from hindsight_redis.language.stopwords import stopwords
-from hindsight_redis.search.query import keyword_query, keyword_terms, parse_explain
+from hindsight_redis.search.query import keyword_query, keyword_terms, parse_explain, seam_words
 
 
 def test_stopword_list_is_the_179_nltk_words() -> None:
@@ -230,11 +230,22 @@ def test_common_terms_only_score_and_the_rest_select() -> None:
 
 def test_chinese_function_words_leave_the_keyword_terms() -> None:
     segmented = {"我什么时候去看牙": ["我", "什么时候", "去看", "牙"]}
-    assert keyword_terms("我什么时候去看牙", segmented) == ["去看", "牙"]
+    assert keyword_terms("我什么时候去看牙", segmented) == ["去看", "牙", "看牙"]
     # words of function characters only ("我的", "在哪") go too; content words stay
     segmented = {"我的停车位在哪": ["我的", "停车", "位", "在哪"]}
-    assert keyword_terms("我的停车位在哪", segmented) == ["停车", "位"]
+    assert keyword_terms("我的停车位在哪", segmented) == ["停车", "位", "车位"]
     # a query of nothing else keeps them: something must select
     assert keyword_terms("我是谁", {"我是谁": ["我", "是", "谁"]}) == ["我", "是", "谁"]
     # an English word is never a Chinese function word
     assert keyword_terms("我的 redis", {"我的": ["我的"]}) == ["redis"]
+
+
+def test_words_the_segmenter_may_cut_otherwise_are_matched_too() -> None:
+    # "停车|位" in a query is "车位" in a document; "编辑器" may be "编辑" there
+    assert seam_words(["停车", "位"]) == ["车位"]
+    assert seam_words(["编辑器", "配色"]) == ["编辑", "辑器"]
+    # two words of two characters: friso agreed on both, no pair across them
+    assert seam_words(["工资", "到账"]) == []
+    # never next to a function word, never with another script
+    assert seam_words(["我", "停车"]) == []
+    assert seam_words(["redis", "库"]) == []
