@@ -20,18 +20,24 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.types import GetPromptResult, ToolAnnotations
+from mcp.types import Prompt as MCPPrompt
+from mcp.types import Resource as MCPResource
+from mcp.types import ResourceTemplate as MCPResourceTemplate
 from mcp.types import Tool as MCPTool
-from mcp.types import ToolAnnotations
+from pydantic import AnyUrl
 from redis.asyncio import Redis
 
 from hindsight_redis.client.async_client import AsyncMemoryClient
 from hindsight_redis.core.version import package_version
 from hindsight_redis.errors import HindsightError
+from hindsight_redis.service import prompts, resources
 from hindsight_redis.service.hosts import host_security
 from hindsight_redis.service.tokens import Principal, Scope
 from hindsight_redis.service.tools import TOOLS, ToolSpec
@@ -102,13 +108,20 @@ class ToolClients:
         ctx: Context[Any, Any, Any],
         needed: Scope,
         action: Callable[[AsyncMemoryClient, Principal], Awaitable[T]],
+        *,
+        fail: Callable[[str, HindsightError | None], Exception] = lambda text, _: ToolError(text),
     ) -> T:
-        """Run ``action`` as the call's principal, once its scope allows ``needed``."""
+        """Run ``action`` as the call's principal, once its scope allows ``needed``.
+
+        What the caller may not do, or what fails, raises ``fail(text, error)``
+        (a tool error by default; resources and prompts raise MCP errors).
+        """
         principal = self.principal(ctx)
         if not principal.allows(needed):
-            raise ToolError(
+            raise fail(
                 f"PermissionDenied (not retryable): this token's scope is {principal.scope!r}; "
-                f"this tool needs {needed!r}"
+                f"this needs {needed!r}",
+                None,
             )
         try:
             client = await self.client(principal.namespace)
@@ -118,7 +131,7 @@ class ToolClients:
                 return await action(client, principal)
         except HindsightError as e:
             hint = "retryable" if e.retryable else "not retryable"
-            raise ToolError(f"{type(e).__name__} ({hint}): {e}") from e
+            raise fail(f"{type(e).__name__} ({hint}): {e}", e) from e
 
     async def aclose(self) -> None:
         """Close the shared connection (and whatever asked to be closed with it)."""
@@ -149,6 +162,38 @@ class ScopedServer(FastMCP):
         except (LookupError, ValueError):  # outside a request: no caller to list them for
             return tools
         return [t for t in tools if principal.allows(self.scopes.get(t.name, "admin"))]
+
+    def _caller(self) -> tuple[Principal, resources.Caller]:
+        """The request's principal, and how resources and prompts act as it."""
+        ctx = self.get_context()
+
+        def call(needed: Scope, action: resources.Action) -> Awaitable[Any]:
+            return self.memory.call(ctx, needed, action, fail=resources.mcp_error)
+
+        return self.memory.principal(ctx), call
+
+    async def list_resources(self) -> list[MCPResource]:
+        """The fixed resources of the caller's namespace that its scope allows."""
+        return resources.listed(self._caller()[0])
+
+    async def list_resource_templates(self) -> list[MCPResourceTemplate]:
+        """The resource templates: a memory by id."""
+        return resources.templates()
+
+    async def read_resource(self, uri: AnyUrl | str) -> Iterable[ReadResourceContents]:
+        """A ``memory://`` resource as JSON text (``service.resources``)."""
+        text = await resources.read(*self._caller(), str(uri))
+        return [ReadResourceContents(content=text, mime_type=resources.JSON_TYPE)]
+
+    async def list_prompts(self) -> list[MCPPrompt]:
+        """The prompts the caller's scope allows (``service.prompts``)."""
+        return prompts.listed(self._caller()[0])
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None
+    ) -> GetPromptResult:
+        """A prompt filled in (``service.prompts``); its errors are MCP errors."""
+        return await prompts.render(*self._caller(), name, arguments)
 
 
 def build_server(
