@@ -3,6 +3,9 @@
 A thin adapter: every tool calls ``AsyncMemoryClient`` and returns plain
 JSON. Errors of the library become tool errors (``isError``) whose text
 says what was wrong and whether a retry can help; nothing is swallowed.
+Resources (``memory://<namespace>/...``, ``service.resources``) and prompts
+(``recall``, ``remember``, ``service.prompts``) go through the same calls, so
+they follow the tools' token rules; their errors are MCP errors.
 
 Each call acts as a ``Principal``: over HTTP the one of the request's bearer
 token (``http_service`` checks it), otherwise the settings' namespace and
@@ -146,7 +149,8 @@ class ToolClients:
 class ScopedServer(FastMCP):
     """FastMCP whose ``tools/list`` offers a caller only the tools its scope allows: the
     admin tools (the review of held writes) are never offered to read or write tokens,
-    whose calls to them are refused anyway (``ToolClients.call``)."""
+    whose calls to them are refused anyway (``ToolClients.call``). Resources and prompts
+    are listed, read and filled per caller likewise."""
 
     def __init__(self, memory: ToolClients, **options: Any) -> None:
         self.memory = memory
