@@ -208,6 +208,10 @@ class Keys:
         """Memory ids of replaced item versions to archive once indexed (written, not yet)."""
         return f"{self.base}:item-retired"
 
+    def conversation(self, session_id: str) -> str:
+        """List of one conversation's raw items, oldest first (``client.conversation``)."""
+        return f"{self.base}:conversation:{session_id}"
+
 
 def namespace_registry(prefix: str) -> str:
     """Set of every namespace written under ``prefix`` (added on a client's first write)."""

@@ -1,6 +1,7 @@
-"""Framework adapters: ``langgraph`` (a ``BaseStore``) and ``langchain`` (a retriever, the tools).
+"""Framework adapters: ``langgraph`` (a ``BaseStore``), ``langchain`` (a retriever, the
+tools), ``openai_agents`` (a ``Session``, the tools).
 
 Each is a thin layer over the client, imported on its own: ``pip install
-"hindsight-redis[langgraph]"`` or ``"hindsight-redis[langchain]"`` brings the
-framework it needs; this package imports neither.
+"hindsight-redis[langgraph]"`` (or ``[langchain]``, ``[openai-agents]``) brings the
+framework it needs; this package imports none, and no adapter imports another.
 """

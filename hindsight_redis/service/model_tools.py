@@ -1,0 +1,64 @@
+"""The memory tools as a framework adapter hands them to a model in process.
+
+What every in-process adapter (OpenAI Agents, PydanticAI, ...) needs around
+``tools.TOOLS``, so they choose and run the tools alike: a model acts as
+one agent with a write scope (never an admin: the review of held writes and
+erasure are for people), its arguments are checked against the spec's schema,
+and a failure comes back as ``ToolCallError`` whose message says what was
+wrong and whether a retry can help (the framework shows it to the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from hindsight_redis.client.async_client import AsyncMemoryClient
+from hindsight_redis.errors import HindsightError, InvalidArgument
+from hindsight_redis.service.tokens import Principal
+from hindsight_redis.service.tools import JSON, TOOLS, ToolSpec
+
+
+class ToolCallError(Exception):
+    """A tool call that failed in a way the model should read (its message)."""
+
+
+def model_principal(namespace: str, agent_id: str) -> Principal:
+    """Who a model's tool calls act as: the agent, with a write scope."""
+    return Principal(namespace, agent_id, "write")
+
+
+def offered_tools(principal: Principal, names: Sequence[str] | None = None) -> list[ToolSpec]:
+    """The specs a model may be given (those ``names``, or all its scope allows), in
+    ``TOOLS`` order; an unknown or admin name raises ``InvalidArgument``."""
+    offered = [s for s in TOOLS if principal.allows(s.scope)]
+    unknown = set(names or ()) - {s.name for s in offered}
+    if unknown:
+        admin = unknown & {s.name for s in TOOLS}
+        raise InvalidArgument(
+            f"unknown tool(s): {', '.join(sorted(unknown - admin)) or '-'}; "
+            f"admin tools never offered to a model: {', '.join(sorted(admin)) or '-'}"
+        )
+    return [s for s in offered if names is None or s.name in names]
+
+
+async def call_tool(
+    spec: ToolSpec, client: AsyncMemoryClient, principal: Principal, arguments: Mapping[str, Any]
+) -> JSON:
+    """Run one tool call as ``principal``; its JSON result, or ``ToolCallError``."""
+    if not principal.allows(spec.scope):
+        raise ToolCallError(
+            f"PermissionDenied (not retryable): these tools act with scope "
+            f"{principal.scope!r}; {spec.name} needs {spec.scope!r}"
+        )
+    try:
+        args = spec.arguments.model_validate(dict(arguments))
+    except ValidationError as e:
+        raise ToolCallError(f"InvalidArgument (retryable with other arguments): {e}") from e
+    try:
+        return await spec.run(client, principal, args)
+    except HindsightError as e:
+        hint = "retryable" if e.retryable else "not retryable"
+        raise ToolCallError(f"{type(e).__name__} ({hint}): {e}") from e

@@ -1,0 +1,45 @@
+"""The README's framework examples run as they are, in order, on the embedded server.
+
+Each example block of the section is run as a script (``Settings`` reads the
+test's server, prefix and embedder from the environment), after a burst
+worker run; each must print the memory another adapter wrote into the same
+namespace before it: one written through the LangChain tools first.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hindsight_redis import MemoryClient, Settings, Worker
+from hindsight_redis.integrations.langchain import memory_tools
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+SECTION = "## OpenAI Agents, PydanticAI, LlamaIndex"
+NAMESPACE = "team-a"  # the examples'
+SEED = "Alice prefers aisle seats on flights longer than three hours"
+
+
+def examples() -> list[str]:
+    """The Python blocks of the README's section on these frameworks, in order."""
+    text = README.read_text().split(SECTION, 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
+
+
+def test_the_examples_find_what_another_adapter_wrote(
+    cli_env: Settings, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the models stay unused
+    settings = cli_env.model_copy(update={"namespace": NAMESPACE})
+    with MemoryClient(settings.model_copy(update={"agent_id": "concierge"})) as client:
+        tools = {t.name: t for t in memory_tools(client=client)}
+        tools["memory_write"].invoke({"content": SEED, "task_type": "preference"})
+    blocks = examples()
+    assert len(blocks) >= 1
+    for code in blocks:
+        Worker(settings).run(burst=True)
+        exec(compile(code, str(README), "exec"), {"__name__": "__main__"})
+        printed = capsys.readouterr().out
+        assert SEED in printed, code
