@@ -72,6 +72,7 @@ class AsyncMemoryClient:
         self.profile = get_profile(self.settings.profile)  # until connect() knows the server
         self._redis = redis
         self._owns_redis = redis is None
+        self._connecting = asyncio.Lock()
         self._searcher: Searcher | None = None
         self._search_checked = False
         self._limits = self.settings.write  # read for every write: the view is built once
@@ -97,13 +98,15 @@ class AsyncMemoryClient:
         with, unless one is configured explicitly.
         """
         if self._redis is None:
-            target = await asyncio.to_thread(
-                resolve, self.settings.connection, self.settings.server
-            )
-            self.profile = target.profile
-            self._redis = await open_redis(
-                target.url, target.password, connection=self.settings.connection
-            )
+            async with self._connecting:  # concurrent first calls (a model's tools): one pool
+                if self._redis is None:
+                    target = await asyncio.to_thread(
+                        resolve, self.settings.connection, self.settings.server
+                    )
+                    self.profile = target.profile
+                    self._redis = await open_redis(
+                        target.url, target.password, connection=self.settings.connection
+                    )
         return self._redis
 
     async def aclose(self) -> None:
