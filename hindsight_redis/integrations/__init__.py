@@ -1,7 +1,9 @@
 """Framework adapters: ``langgraph`` (a ``BaseStore``), ``langchain`` (a retriever, the
-tools), ``openai_agents`` (a ``Session``, the tools).
+tools), ``openai_agents`` (a ``Session``, the tools), ``pydantic_ai`` (the tools, their
+dependency type).
 
 Each is a thin layer over the client, imported on its own: ``pip install
-"hindsight-redis[langgraph]"`` (or ``[langchain]``, ``[openai-agents]``) brings the
-framework it needs; this package imports none, and no adapter imports another.
+"hindsight-redis[langgraph]"`` (or ``[langchain]``, ``[openai-agents]``,
+``[pydantic-ai]``) brings the framework it needs; this package imports none, and no
+adapter imports another.
 """

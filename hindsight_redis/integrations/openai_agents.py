@@ -148,7 +148,9 @@ def _tool(spec: ToolSpec, memory: MemoryClient, principal: Principal) -> Functio
         try:
             parsed = json.loads(arguments or "{}")
             if not isinstance(parsed, dict):
-                raise ToolCallError("InvalidArgument (retryable): arguments must be a JSON object")
+                raise ToolCallError(
+                    "InvalidArgument (retryable): arguments must be a JSON object", retryable=True
+                )
             result = await memory.acall(lambda c: call_tool(spec, c, principal, parsed))
         except json.JSONDecodeError as e:
             return f"InvalidArgument (retryable): arguments are not JSON: {e}"

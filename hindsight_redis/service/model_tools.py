@@ -22,7 +22,12 @@ from hindsight_redis.service.tools import JSON, TOOLS, ToolSpec
 
 
 class ToolCallError(Exception):
-    """A tool call that failed in a way the model should read (its message)."""
+    """A tool call that failed in a way the model should read (its message); ``retryable``:
+    whether the same call, or one with other arguments, may succeed."""
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 def model_principal(namespace: str, agent_id: str) -> Principal:
@@ -51,14 +56,17 @@ async def call_tool(
     if not principal.allows(spec.scope):
         raise ToolCallError(
             f"PermissionDenied (not retryable): these tools act with scope "
-            f"{principal.scope!r}; {spec.name} needs {spec.scope!r}"
+            f"{principal.scope!r}; {spec.name} needs {spec.scope!r}",
+            retryable=False,
         )
     try:
         args = spec.arguments.model_validate(dict(arguments))
     except ValidationError as e:
-        raise ToolCallError(f"InvalidArgument (retryable with other arguments): {e}") from e
+        raise ToolCallError(
+            f"InvalidArgument (retryable with other arguments): {e}", retryable=True
+        ) from e
     try:
         return await spec.run(client, principal, args)
     except HindsightError as e:
         hint = "retryable" if e.retryable else "not retryable"
-        raise ToolCallError(f"{type(e).__name__} ({hint}): {e}") from e
+        raise ToolCallError(f"{type(e).__name__} ({hint}): {e}", retryable=e.retryable) from e

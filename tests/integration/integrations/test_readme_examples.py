@@ -3,7 +3,8 @@
 Each example block of the section is run as a script (``Settings`` reads the
 test's server, prefix and embedder from the environment), after a burst
 worker run; each must print the memory another adapter wrote into the same
-namespace before it: one written through the LangChain tools first.
+namespace before it: one written through the LangChain tools first, and one the
+PydanticAI example writes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ README = Path(__file__).resolve().parents[3] / "README.md"
 SECTION = "## OpenAI Agents, PydanticAI, LlamaIndex"
 NAMESPACE = "team-a"  # the examples'
 SEED = "Alice prefers aisle seats on flights longer than three hours"
+BOOKED = "Alice's Lisbon flight on 12 May is booked: seat 14C, an aisle seat"  # PydanticAI's
 
 
 def examples() -> list[str]:
@@ -37,9 +39,10 @@ def test_the_examples_find_what_another_adapter_wrote(
         tools = {t.name: t for t in memory_tools(client=client)}
         tools["memory_write"].invoke({"content": SEED, "task_type": "preference"})
     blocks = examples()
-    assert len(blocks) >= 1
-    for code in blocks:
+    assert len(blocks) >= 2 and "pydantic_ai" in blocks[0]  # the one that writes BOOKED
+    for n, code in enumerate(blocks):
         Worker(settings).run(burst=True)
         exec(compile(code, str(README), "exec"), {"__name__": "__main__"})
         printed = capsys.readouterr().out
         assert SEED in printed, code
+        assert n == 0 or BOOKED in printed, code
