@@ -9,8 +9,10 @@ PydanticAI example writes.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +20,7 @@ from hindsight_redis import MemoryClient, Settings, Worker
 from hindsight_redis.integrations.langchain import memory_tools
 
 README = Path(__file__).resolve().parents[3] / "README.md"
-SECTION = "## OpenAI Agents, PydanticAI, LlamaIndex"
+SECTION = "## PydanticAI, OpenAI Agents, LlamaIndex"
 NAMESPACE = "team-a"  # the examples'
 SEED = "Alice prefers aisle seats on flights longer than three hours"
 BOOKED = "Alice's Lisbon flight on 12 May is booked: seat 14C, an aisle seat"  # PydanticAI's
@@ -30,6 +32,15 @@ def examples() -> list[str]:
     return re.findall(r"^```python\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
 
 
+def close_chat_stores(scope: dict[str, Any]) -> None:
+    """Close the SQLite connection of each LlamaIndex ``Memory`` an example made: its chat
+    store has no ``close`` and leaves it to the interpreter's exit (a ResourceWarning)."""
+    for value in scope.values():
+        engine = getattr(getattr(value, "sql_store", None), "_async_engine", None)
+        if engine is not None:
+            asyncio.run(engine.dispose())
+
+
 def test_the_examples_find_what_another_adapter_wrote(
     cli_env: Settings, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -39,10 +50,12 @@ def test_the_examples_find_what_another_adapter_wrote(
         tools = {t.name: t for t in memory_tools(client=client)}
         tools["memory_write"].invoke({"content": SEED, "task_type": "preference"})
     blocks = examples()
-    assert len(blocks) >= 2 and "pydantic_ai" in blocks[0]  # the one that writes BOOKED
+    assert len(blocks) == 3 and "pydantic_ai" in blocks[0]  # the one that writes BOOKED
     for n, code in enumerate(blocks):
         Worker(settings).run(burst=True)
-        exec(compile(code, str(README), "exec"), {"__name__": "__main__"})
+        scope: dict[str, Any] = {"__name__": "__main__"}
+        exec(compile(code, str(README), "exec"), scope)
+        close_chat_stores(scope)
         printed = capsys.readouterr().out
         assert SEED in printed, code
         assert n == 0 or BOOKED in printed, code
