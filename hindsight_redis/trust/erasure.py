@@ -70,10 +70,11 @@ PLACES = (
     "resolutions",
     "links",
     "items",
+    "conversations",
 )
 """Where an erasure removes copies, in the order a receipt lists them (``unprocessed``:
 of the stream entries, those no worker had processed; ``links``: memories that stay,
-unlinked from erased ones)."""
+unlinked from erased ones; ``conversations``: the raw items of the sessions named)."""
 MAX_VALUES = 1000
 """Most values one erasure may name (ids, agents, tags, sessions, sources together)."""
 
@@ -170,13 +171,17 @@ async def erase(
     at = time.time()
     with redis_errors("find the copies to erase"):
         copies = await find_copies(redis, keys, selector)
+        conversations = await _conversations(redis, keys, selector)
     ids = sorted(copies.ids)
-    erased = _found_counts(copies)
+    erased = {**_found_counts(copies), "conversations": len(conversations)}
     exports = tuple(await exports_holding(redis, keys, ids))
     audit_id = ""
     persistence: tuple[str, ...] = ()
     if not dry_run:
         erased = await _remove(redis, keys, copies)
+        if conversations:
+            with redis_errors("erase the conversations"):
+                erased["conversations"] = int(await redis.delete(*conversations))
         audit_id = await record_audit(
             redis,
             keys,
@@ -210,6 +215,19 @@ async def erase(
         persistence=persistence,
         elapsed_s=round(time.monotonic() - started, 3),
     )
+
+
+async def _conversations(redis: Redis, keys: Keys, selector: Selector) -> list[str]:
+    """The conversation lists (``client.conversation``) of the sessions named: a session's
+    raw items go with its memories (one slot: the namespace's hash tag)."""
+    names = [keys.conversation(s) for s in sorted(selector.session_ids)]
+    if not names:
+        return []
+    async with redis.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.exists(name)
+        found = await pipe.execute()
+    return [name for name, exists in zip(names, found, strict=True) if exists]
 
 
 def _found_counts(copies: Copies) -> dict[str, int]:

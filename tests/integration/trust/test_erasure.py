@@ -273,3 +273,18 @@ async def test_a_dead_letter_replayed_while_erasing_is_erased_too(
     assert (report.indexed, report.dead_lettered) == (0, 0)
     assert await client.get(poison.id) is None
     assert (await client.stats())["backlog"] == 0
+
+
+async def test_erasing_a_session_erases_its_conversation(client: AsyncMemoryClient) -> None:
+    from hindsight_redis.client.conversation import Conversation
+
+    said = {"role": "user", "content": "Alice Quimby's new address is 4 Orrin Lane"}
+    mine, other = Conversation(client, "s-alice"), Conversation(client, "s-bob")
+    await mine.add([said])
+    await other.add([{"role": "user", "content": "Bob's order is late"}])
+    written = await client.write(str(said["content"]), session_id="s-alice")
+    looked = await client.erase(session_id="s-alice", dry_run=True)
+    assert looked.erased["conversations"] == 1 and await mine.items() == [said]
+    receipt = await client.erase(session_id=["s-alice", "s-none"])
+    assert receipt.ids == (written.id,) and receipt.erased["conversations"] == 1
+    assert await mine.items() == [] and len(await other.items()) == 1
