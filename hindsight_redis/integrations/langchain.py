@@ -32,9 +32,14 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from hindsight_redis.client.async_client import AsyncMemoryClient
 from hindsight_redis.client.sync_client import MemoryClient
 from hindsight_redis.core.models import SearchHit, SearchMode
-from hindsight_redis.errors import HindsightError, InvalidArgument
+from hindsight_redis.service.model_tools import (
+    ToolCallError,
+    call_tool,
+    model_principal,
+    offered_tools,
+)
 from hindsight_redis.service.tokens import Principal
-from hindsight_redis.service.tools import TOOLS, ToolSpec
+from hindsight_redis.service.tools import ToolSpec
 from hindsight_redis.settings import Settings
 
 
@@ -108,17 +113,10 @@ class HindsightRetriever(BaseRetriever):
 
 def _tool(spec: ToolSpec, memory: MemoryClient, principal: Principal) -> StructuredTool:
     async def run_on(client: AsyncMemoryClient, arguments: dict[str, Any]) -> Any:
-        if not principal.allows(spec.scope):  # an admin tool (memory_erase): never for a model
-            raise ToolException(
-                f"PermissionDenied (not retryable): these tools act with scope "
-                f"{principal.scope!r}; {spec.name} needs {spec.scope!r}"
-            )
-        args = spec.arguments.model_validate(arguments)
         try:
-            return await spec.run(client, principal, args)
-        except HindsightError as e:
-            hint = "retryable" if e.retryable else "not retryable"
-            raise ToolException(f"{type(e).__name__} ({hint}): {e}") from e
+            return await call_tool(spec, client, principal, arguments)
+        except ToolCallError as e:
+            raise ToolException(str(e)) from e
 
     def run(**arguments: Any) -> Any:
         return memory.call(lambda c: run_on(c, arguments))
@@ -150,14 +148,5 @@ def memory_tools(
     ``settings`` and lives as long as the tools.
     """
     memory = client or MemoryClient(settings)
-    principal = Principal(memory.settings.namespace, memory.settings.agent_id, "write")
-    offered = [s for s in TOOLS if principal.allows(s.scope)]  # never the admin tools
-    chosen = [s for s in offered if names is None or s.name in names]
-    unknown = set(names or ()) - {s.name for s in offered}
-    if unknown:
-        admin = unknown & {s.name for s in TOOLS}
-        raise InvalidArgument(
-            f"unknown tool(s): {', '.join(sorted(unknown - admin)) or '-'}; "
-            f"admin tools never offered to a model: {', '.join(sorted(admin)) or '-'}"
-        )
-    return [_tool(spec, memory, principal) for spec in chosen]
+    principal = model_principal(memory.settings.namespace, memory.settings.agent_id)
+    return [_tool(spec, memory, principal) for spec in offered_tools(principal, names)]

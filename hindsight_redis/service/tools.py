@@ -1,8 +1,8 @@
 """The memory tools an agent is given: names, descriptions, argument schemas, and each call.
 
 One source of truth for every adapter that hands the tools to a model: the
-MCP server (``mcp_server``) and the LangChain tools
-(``integrations.langchain``) both build theirs from ``TOOLS``, so the names,
+MCP server (``mcp_server``) and the frameworks' tools (``integrations``, through
+``model_tools``) all build theirs from ``TOOLS``, so the names,
 the words a model reads and the arguments it may pass cannot drift apart.
 Each ``ToolSpec.run`` calls ``AsyncMemoryClient`` as a ``Principal`` (who the
 call acts as) and returns plain JSON.
