@@ -6,7 +6,9 @@ runs any ``Model``): no network, everything else is the SDK's own ``Runner``.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -106,6 +108,31 @@ async def test_the_session_keeps_items_in_order_across_clients(settings: Setting
         other.close()
     with pytest.raises(ValueError, match="a session needs an id"):
         HindsightSession("", settings)
+
+
+READER = """
+import asyncio, json
+from hindsight_redis import Settings
+from hindsight_redis.integrations.openai_agents import HindsightSession
+
+session = HindsightSession("chat-p", Settings())
+print(json.dumps(asyncio.run(session.get_items())))
+session.close()
+"""
+
+
+async def test_another_process_goes_on_with_the_conversation(cli_env: Settings) -> None:
+    session = HindsightSession("chat-p", cli_env)
+    items: list[TResponseInputItem] = [{"role": "user", "content": "my booking ref is QX7"}]
+    try:
+        await session.add_items(items)
+    finally:
+        session.close()
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", READER, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await asyncio.wait_for(child.communicate(), 120)
+    assert child.returncode == 0 and json.loads(out) == items
 
 
 def test_the_tools_are_the_mcp_tools_specs(shared: MemoryClient) -> None:
