@@ -123,6 +123,12 @@ class Keys:
         return f"{self.base}:index"
 
     @property
+    def data_format(self) -> str:
+        """Hash of the namespace's data format (``index.upgrade``): its version, and when each
+        upgrade step ran."""
+        return f"{self.base}:format"
+
+    @property
     def access_log(self) -> str:
         """Hash of pending access-count increments, flushed in batches."""
         return f"{self.base}:access"

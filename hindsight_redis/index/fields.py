@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 _SINGLE_TAG = ("TAG", "SEPARATOR", SINGLE_SEPARATOR, "CASESENSITIVE")  # as index.schema's
 ADDED_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (OCCURRED_FIELD, ("NUMERIC",)),
+    (OCCURRED_FIELD, ("NUMERIC", "INDEXMISSING")),
     (PROVENANCE_FIELD, _SINGLE_TAG),
     (REVIEWED_FIELD, _SINGLE_TAG),
 )

@@ -31,7 +31,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
@@ -48,6 +48,7 @@ from hindsight_redis.core.keys import Keys, glob_escape
 from hindsight_redis.core.resp import as_text, reply_map
 from hindsight_redis.core.vectors import vector_bytes
 from hindsight_redis.errors import EmbeddingMismatch, RedisCommandError, redis_errors
+from hindsight_redis.index.definition import expected_definition, live_definition
 from hindsight_redis.index.fields import add_missing
 from hindsight_redis.index.record import (
     IndexInfo,
@@ -58,10 +59,14 @@ from hindsight_redis.index.record import (
     recorded_index,
 )
 from hindsight_redis.index.schema import index_schema
+from hindsight_redis.index.upgrade import DATA_FORMAT_VERSION, record_current, upgrade
 from hindsight_redis.providers.vectors import Embedder, resolve_dims
 from hindsight_redis.redis import scripts
 from hindsight_redis.redis.cluster import is_cluster
 from hindsight_redis.settings import EmbeddingSettings, IndexSettings, SearchSettings
+
+if TYPE_CHECKING:
+    from redisvl.schema import IndexSchema
 
 __all__ = [
     "IndexInfo",
@@ -116,8 +121,9 @@ class MemoryIndex:
             return False  # unknown index
         return True
 
-    async def _create(self, info: IndexInfo) -> None:
-        schema = index_schema(
+    def _schema(self, info: IndexInfo) -> IndexSchema:
+        """The schema of ``info``'s index as this release lays it out."""
+        return index_schema(
             self._keys,
             generation=info.generation,
             dims=info.dims,
@@ -129,7 +135,12 @@ class MemoryIndex:
             hnsw_ef_construction=self._index.hnsw_ef_construction,
             hnsw_ef_runtime=self._search.hnsw_ef_runtime,
         )
-        if await self._exists(schema.index.name):
+
+    async def _create(self, info: IndexInfo, name: str | None = None) -> None:
+        """Create ``info``'s index (under ``name``, else its generation's) unless it exists."""
+        schema = self._schema(info)
+        name = name or schema.index.name
+        if await self._exists(name):
             return
         definition = IndexDefinition(  # type: ignore[no-untyped-call]
             prefix=[self._keys.doc_prefix],
@@ -139,7 +150,7 @@ class MemoryIndex:
         )
         try:
             with redis_errors("create the search index"):
-                await self._redis.ft(schema.index.name).create_index(
+                await self._redis.ft(name).create_index(
                     fields=schema.redis_fields,
                     definition=definition,
                     stopwords=schema.index.stopwords,
@@ -149,7 +160,7 @@ class MemoryIndex:
         except RedisCommandError as e:
             if "already exists" not in e.reply.lower():  # another process was first
                 raise
-        logger.info("created index %s (%d dims, %s)", schema.index.name, info.dims, info.datatype)
+        logger.info("created index %s (%d dims, %s)", name, info.dims, info.datatype)
 
     async def ensure(self, embedder: Embedder, contextual: Embedder | None = None) -> IndexInfo:
         """Create the index and alias if missing; check the embedders against them.
@@ -176,19 +187,55 @@ class MemoryIndex:
                     **context_record(contextual, datatype, self._embedding.contextual_stored_dims),
                 }
                 fields = [x for pair in record.items() for x in pair]
-                await scripts.record_if_absent(
+                if await scripts.record_if_absent(
                     self._redis, index_meta=self._keys.index_meta, fields=fields
-                )
+                ):
+                    await record_current(self._redis, self._keys)  # a new namespace
                 meta = await self._meta()
             info = info_from_meta(self._keys, meta)
             self._check(info, embedder, contextual)
-            if info.name != self._keys.index_name(info.generation):
-                info = await self._adopt(info)
+            named = self._keys.index_name(info.generation)  # (":f<N>": rebuilt by an upgrade)
+            if info.name != named and not info.name.startswith(f"{named}:"):
+                info = await self._adopt(info)  # named before 0.2
             else:
                 await self._create(info)
                 await self._alias(info.name)
             await add_missing(self._redis, info.name)  # an index of an earlier release
+            rebuilt: list[IndexInfo] = []
+
+            async def rebuild() -> None:
+                rebuilt.append(await self._rebuild_definition(info))
+
+            await upgrade(self._redis, self._keys, rebuild)
+            return rebuilt[-1] if rebuilt else info
+
+    async def _rebuild_definition(self, info: IndexInfo) -> IndexInfo:
+        """The index of ``info``, rebuilt from this release's schema when its definition
+        differs (``index.definition``), over the same hashes and vectors (nothing is
+        re-embedded): created beside it, the alias moved once it has indexed every
+        memory, the old one dropped (its documents kept). Searches never stop."""
+        schema = self._schema(info)
+        wanted = expected_definition(
+            (f.redis_args() for f in schema.redis_fields), schema.index.stopwords or ()
+        )
+        raw = await self._redis.execute_command("FT.INFO", info.name)  # type: ignore[no-untyped-call]
+        changes = wanted.differences(live_definition(raw))
+        if not changes:
             return info
+        # One name per data format: a second process (or a rerun) finds it built.
+        name = f"{self._keys.index_name(info.generation)}:f{DATA_FORMAT_VERSION}"
+        logger.warning(
+            "index %s differs from this release's (%s): rebuilding as %s",
+            info.name,
+            "; ".join(changes),
+            name,
+        )
+        await self._create(info, name)
+        await self.wait_indexed(name)
+        await self._redis.hset(self._keys.index_meta, "name", name)
+        await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, name)  # type: ignore[no-untyped-call]
+        await self._drop(info.name)
+        return replace(info, name=name)
 
     async def _alias(self, name: str) -> None:
         """Point the alias at ``name`` unless it exists. ADD, never UPDATE: only reindex

@@ -85,7 +85,8 @@ def index_schema(
     )
     for name in NUMERIC_FIELDS:
         fields.append({"name": name, "type": "numeric", "attrs": {"sortable": True}})
-    fields.append({"name": OCCURRED_FIELD, "type": "numeric"})
+    # INDEXMISSING: ``ismissing(@occurred_at)`` selects the undated memories (data format 2).
+    fields.append({"name": OCCURRED_FIELD, "type": "numeric", "attrs": {"index_missing": True}})
     hnsw = {
         "algorithm": "hnsw",
         "distance_metric": "cosine",

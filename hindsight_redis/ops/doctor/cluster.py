@@ -25,6 +25,7 @@ from hindsight_redis.ops.doctor.checks import (
     check_index,
     check_search_gc,
 )
+from hindsight_redis.ops.doctor.data_format import check_data_format
 from hindsight_redis.redis.cluster import as_cluster, cluster_url, is_cluster_url
 from hindsight_redis.redis.connection import (
     local_cluster,
@@ -110,6 +111,7 @@ async def _check_cluster(
     _check_nodes(nodes, profile, report, check_persistence)
     await _place_namespaces(client, keys, report)
     await check_index(client, keys, report)
+    await check_data_format(client, keys, report)
 
 
 def _plain(host: str, port: int, connection: ConnectionSettings) -> aioredis.Redis:

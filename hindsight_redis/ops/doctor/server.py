@@ -20,6 +20,7 @@ from hindsight_redis.ops.doctor.checks import (
     check_index,
     check_search_gc,
 )
+from hindsight_redis.ops.doctor.data_format import check_data_format
 from hindsight_redis.redis.connection import embedded_server, plain_password, profile_conflict
 from hindsight_redis.redis.server.profiles import (
     PersistenceProfile,
@@ -136,3 +137,4 @@ async def _check_server(
     if has_search:
         await check_search_gc(client, report)
         await check_index(client, keys, report)
+        await check_data_format(client, keys, report)
