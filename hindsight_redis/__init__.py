@@ -18,7 +18,7 @@ Layers, lowest first:
     settings               configuration, in groups
     redis                  reaching Redis: connections, the cluster client, Lua, the embedded server
     providers              embedders and the LLM client
-    index                  the RediSearch index of a namespace: schema, record, filters, counts
+    index                  a namespace's RediSearch index: schema, record, filters, counts, upgrades
     write                  the write path to the stream
     lifecycle              forgetting, access counts, cold storage, conflict review
     trust                  what may be stored, held and erased: secrets, poisoning, erasure, audit

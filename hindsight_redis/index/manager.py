@@ -50,6 +50,7 @@ from hindsight_redis.core.vectors import vector_bytes
 from hindsight_redis.errors import EmbeddingMismatch, RedisCommandError, redis_errors
 from hindsight_redis.index.definition import expected_definition, live_definition
 from hindsight_redis.index.fields import add_missing
+from hindsight_redis.index.health import index_health
 from hindsight_redis.index.record import (
     IndexInfo,
     context_mismatch_message,
@@ -218,7 +219,14 @@ class MemoryIndex:
         wanted = expected_definition(
             (f.redis_args() for f in schema.redis_fields), schema.index.stopwords or ()
         )
-        raw = await self._redis.execute_command("FT.INFO", info.name)  # type: ignore[no-untyped-call]
+        try:
+            with redis_errors("read the index"):
+                raw = await self._redis.execute_command("FT.INFO", info.name)  # type: ignore[no-untyped-call]
+        except RedisCommandError:
+            now = await self.info()  # dropped: another process upgraded it first
+            if now is None or now.name == info.name:
+                raise
+            return now
         changes = wanted.differences(live_definition(raw))
         if not changes:
             return info
@@ -466,32 +474,4 @@ async def reindex_namespace(
         "dims": info.dims,
         "datatype": info.datatype,
         "contextual_model": info.context_model or None,
-    }
-
-
-async def index_health(redis: Redis, keys: Keys) -> dict[str, Any]:
-    """Index health of ``keys.namespace`` for ``doctor``: docs, failures, progress, model, dims."""
-    info = await recorded_index(redis, keys)
-    if info is None:
-        return {"exists": False}
-    try:
-        with redis_errors("read the index"):
-            raw = reply_map(await redis.execute_command("FT.INFO", info.alias))  # type: ignore[no-untyped-call]
-    except RedisCommandError as e:  # (an index named before 0.2: adopted by ensure)
-        return {"exists": False, "error": e.reply, "model_id": info.model_id, "name": info.name}
-    return {
-        "exists": True,
-        "name": info.name,
-        "alias": info.alias,
-        "generation": info.generation,
-        "model_id": info.model_id,
-        "dims": info.dims,
-        "context_model": info.context_model or None,
-        "datatype": info.datatype,
-        "context_datatype": info.context_datatype if info.has_context else None,
-        "context_projection": info.context_projection or None,
-        "num_docs": int(float(as_text(raw.get("num_docs", 0)))),
-        "hash_indexing_failures": int(float(as_text(raw.get("hash_indexing_failures", 0)))),
-        "percent_indexed": float(as_text(raw.get("percent_indexed", 1))),
-        "indexing": as_text(raw.get("indexing", 0)) not in ("0", ""),
     }

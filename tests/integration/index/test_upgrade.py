@@ -181,3 +181,31 @@ async def test_a_namespace_created_by_this_release_starts_at_its_format(
     await drain()
     found = await read_format(redis, client.keys)
     assert found.version == DATA_FORMAT_VERSION and found.steps == {}
+
+
+async def test_two_processes_opening_the_old_data_at_once_end_on_one_index(
+    old_settings: Settings, old_server: str, manifest: dict[str, Any]
+) -> None:
+    import asyncio
+
+    keys = Keys(manifest["prefix"], manifest["namespace"])
+    clients = [Redis.from_url(old_server) for _ in range(2)]
+    try:
+        opened = await asyncio.gather(
+            *(
+                MemoryIndex(
+                    c, keys, old_settings.index, old_settings.search, old_settings.embedding
+                ).ensure(*_embedders(old_settings))
+                for c in clients
+            )
+        )
+        assert opened[0].name == opened[1].name != manifest["index_record"]["name"]
+        names = {n.decode() for n in await clients[0].execute_command("FT._LIST")}  # type: ignore[no-untyped-call]
+        assert names == {opened[0].name}
+        assert (await read_format(clients[0], keys)).version == DATA_FORMAT_VERSION
+        indexed = len(manifest["active"]) + len(manifest["archived"]) - 10  # 10 still pending
+        raw = await clients[0].ft(keys.index_alias).info()  # type: ignore[no-untyped-call]
+        assert int(raw["num_docs"]) == indexed
+    finally:
+        for c in clients:
+            await c.aclose()
