@@ -340,7 +340,7 @@ class PoolOperations:
         vectors are kept when the model is unchanged, else recomputed by the
         workers' refiners).
         """
-        from hindsight_redis.index.manager import reindex_namespace
+        from hindsight_redis.index.reindex import reindex_namespace
 
         info = await reindex_namespace(
             await self.connect(),

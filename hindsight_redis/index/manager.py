@@ -76,10 +76,13 @@ __all__ = [
     "index_health",
     "mismatch_message",
     "recorded_index",
-    "reindex_namespace",
 ]
 
 logger = logging.getLogger(__name__)
+
+_UPGRADE_WAIT_S = 2.0
+"""How long an ``ensure`` that starts an index rebuild waits for it (a small namespace's
+is done by then); a longer one is finished by a later ``ensure`` or worker maintenance."""
 
 
 class MemoryIndex:
@@ -104,6 +107,7 @@ class MemoryIndex:
         self._index = index
         self._search = search
         self._embedding = embedding
+        self._current = False  # the data format, once found current
 
     async def _meta(self) -> dict[str, str]:
         raw = await self._redis.hgetall(self._keys.index_meta)
@@ -202,19 +206,36 @@ class MemoryIndex:
                 await self._create(info)
                 await self._alias(info.name)
             await add_missing(self._redis, info.name)  # an index of an earlier release
-            rebuilt: list[IndexInfo] = []
+            return await self._upgrade(info, wait_s=_UPGRADE_WAIT_S)
 
-            async def rebuild() -> None:
-                rebuilt.append(await self._rebuild_definition(info))
+    async def finish_upgrade(self) -> None:
+        """Finish an upgrade ``ensure`` left running (an index still being rebuilt): the
+        worker's maintenance calls it; a no-op once the data is current."""
+        if self._current:
+            return
+        info = await self.info()
+        if info is not None:
+            await self._upgrade(info, wait_s=0.0)
 
-            await upgrade(self._redis, self._keys, rebuild)
-            return rebuilt[-1] if rebuilt else info
+    async def _upgrade(self, info: IndexInfo, wait_s: float) -> IndexInfo:
+        """Run the data format's pending steps (``index.upgrade``); the live index after."""
+        rebuilt: list[IndexInfo] = []
 
-    async def _rebuild_definition(self, info: IndexInfo) -> IndexInfo:
+        async def rebuild() -> bool:
+            new, done = await self._rebuild_definition(info, wait_s)
+            rebuilt.append(new)
+            return done
+
+        self._current = (await upgrade(self._redis, self._keys, rebuild)).current
+        return rebuilt[-1] if rebuilt else info
+
+    async def _rebuild_definition(self, info: IndexInfo, wait_s: float) -> tuple[IndexInfo, bool]:
         """The index of ``info``, rebuilt from this release's schema when its definition
         differs (``index.definition``), over the same hashes and vectors (nothing is
         re-embedded): created beside it, the alias moved once it has indexed every
-        memory, the old one dropped (its documents kept). Searches never stop."""
+        memory, the old one dropped (its documents kept); and whether that is done. The
+        old index serves every search meanwhile. Waits ``wait_s`` at most for the build,
+        and only when this call started it (another process's build is not waited on)."""
         schema = self._schema(info)
         wanted = expected_definition(
             (f.redis_args() for f in schema.redis_fields), schema.index.stopwords or ()
@@ -226,24 +247,31 @@ class MemoryIndex:
             now = await self.info()  # dropped: another process upgraded it first
             if now is None or now.name == info.name:
                 raise
-            return now
+            return now, True
         changes = wanted.differences(live_definition(raw))
         if not changes:
-            return info
+            return info, True
         # One name per data format: a second process (or a rerun) finds it built.
         name = f"{self._keys.index_name(info.generation)}:f{DATA_FORMAT_VERSION}"
-        logger.warning(
-            "index %s differs from this release's (%s): rebuilding as %s",
-            info.name,
-            "; ".join(changes),
-            name,
-        )
-        await self._create(info, name)
-        await self.wait_indexed(name)
+        if not await self._exists(name):
+            logger.warning(
+                "index %s differs from this release's (%s): rebuilding it as %s",
+                *(info.name, "; ".join(changes), name),
+            )
+            await self._create(info, name)
+            await self._redis.hset(self._keys.data_format, "building", name)
+        else:
+            wait_s = 0.0
+        try:
+            await self.wait_indexed(name, timeout_s=wait_s)
+        except TimeoutError:
+            return info, False  # the next ensure, or the worker's maintenance, finishes it
         await self._redis.hset(self._keys.index_meta, "name", name)
         await self._redis.execute_command("FT.ALIASUPDATE", self._keys.index_alias, name)  # type: ignore[no-untyped-call]
         await self._drop(info.name)
-        return replace(info, name=name)
+        await self._redis.hdel(self._keys.data_format, "building")
+        logger.info("index %s rebuilt as %s", info.name, name)
+        return replace(info, name=name), True
 
     async def _alias(self, name: str) -> None:
         """Point the alias at ``name`` unless it exists. ADD, never UPDATE: only reindex
@@ -450,28 +478,3 @@ class MemoryIndex:
         info = await self.info()
         assert info is not None
         return info
-
-
-async def reindex_namespace(
-    redis: Redis,
-    keys: Keys,
-    index: IndexSettings,
-    search: SearchSettings,
-    embedding: EmbeddingSettings,
-    embedder: str,
-) -> dict[str, Any]:
-    """``MemoryIndex.reindex`` under ``embedder`` (a setting's value); what the new index is."""
-    from hindsight_redis.providers.embedders import contextual_from_settings, embedder_from_settings
-
-    new_embedding = embedding.model_copy(update={"embedder": embedder})
-    info = await MemoryIndex(redis, keys, index, search, new_embedding).reindex(
-        embedder_from_settings(new_embedding), contextual_from_settings(new_embedding)
-    )
-    return {
-        "index": info.name,
-        "generation": info.generation,
-        "model": info.model_id,
-        "dims": info.dims,
-        "datatype": info.datatype,
-        "contextual_model": info.context_model or None,
-    }

@@ -16,7 +16,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from redis.asyncio import Redis
 
@@ -59,11 +58,13 @@ STEPS: tuple[Step, ...] = (
 @dataclass(frozen=True, slots=True)
 class DataFormat:
     """A namespace's recorded format: ``version`` (0: no data yet), the steps run (name ->
-    unix time) and the release that last upgraded it."""
+    unix time), the release that last upgraded it and the index being rebuilt."""
 
     version: int
     steps: dict[str, float]
     release: str = ""
+    building: str = ""
+    """The index an upgrade is building (``""``: none)."""
 
     @property
     def current(self) -> bool:
@@ -80,12 +81,12 @@ async def read_format(redis: Redis, keys: Keys) -> DataFormat:
             pipe.exists(keys.index_meta)
             raw, has_index = await pipe.execute()
     fields = {as_text(k): as_text(v) for k, v in raw.items()}
+    building = fields.get("building", "")
     if "version" not in fields:
-        return DataFormat(version=1 if has_index else 0, steps={})
+        return DataFormat(version=1 if has_index else 0, steps={}, building=building)
     steps = {k[5:]: float(v) for k, v in fields.items() if k.startswith("step:")}
-    return DataFormat(
-        version=int(fields["version"]), steps=steps, release=fields.get("release", "")
-    )
+    release = fields.get("release", "")
+    return DataFormat(int(fields["version"]), steps, release=release, building=building)
 
 
 async def record_current(redis: Redis, keys: Keys) -> None:
@@ -98,10 +99,12 @@ async def record_current(redis: Redis, keys: Keys) -> None:
 
 
 async def upgrade(
-    redis: Redis, keys: Keys, rebuild_index: Callable[[], Awaitable[Any]]
+    redis: Redis, keys: Keys, rebuild_index: Callable[[], Awaitable[bool]]
 ) -> DataFormat:
     """Run the steps above the recorded version, in order, recording each; the format
-    after. ``rebuild_index`` is the index's step (``Step.index``)."""
+    after. ``rebuild_index`` is the index's step (``Step.index``): False while the
+    rebuilt index is still being built, which leaves it and the later steps for the next
+    call."""
     found = await read_format(redis, keys)
     if found.version == 0 or found.current:
         if found.version > DATA_FORMAT_VERSION:
@@ -122,8 +125,8 @@ async def upgrade(
             step.version,
             step.name,
         )
-        if step.index:
-            await rebuild_index()
+        if step.index and not await rebuild_index():
+            break
         elif step.run is not None:
             await step.run(redis, keys)
         with redis_errors("record the data format"):

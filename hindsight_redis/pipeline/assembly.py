@@ -167,7 +167,9 @@ async def build_pipeline(
     own: list[Stage] = [DedupStage(redis, keys, settings.dedup, info, judge=shared.judge)]
 
     async def maintenance() -> object:
-        """Periodic upkeep: fold batched access counts into the memories."""
+        """Periodic upkeep: finish an upgrade of the data left running (an index being
+        rebuilt), fold batched access counts into the memories."""
+        await index.finish_upgrade()
         return await flush_access_log(redis, keys)
 
     return BuiltPipeline(

@@ -31,11 +31,18 @@ async def check_data_format(client: Redis, keys: Keys, report: DoctorReport) -> 
         else f"this release: {DATA_FORMAT_VERSION}"
     )
     report.facts["data_format"] = f"version {found.version} ({state}{upgraded})"
+    if found.building:
+        report.facts["data_format"] += f"; upgrading: index {found.building} being built"
     if found.version < DATA_FORMAT_VERSION:
+        how = (
+            "a running worker finishes the upgrade once the index is built"
+            if found.building
+            else "start a worker (or run a search) to upgrade it in place"
+        )
         report.problems.append(
             f"data format: namespace {keys.namespace!r} holds data of version {found.version}, "
-            f"older than this release's {DATA_FORMAT_VERSION}; start a worker (or run a search) "
-            "to upgrade it in place: searches keep working meanwhile"
+            f"older than this release's {DATA_FORMAT_VERSION}; {how}: searches keep working "
+            "meanwhile"
         )
     elif found.version > DATA_FORMAT_VERSION:
         report.problems.append(

@@ -189,19 +189,21 @@ async def test_two_processes_opening_the_old_data_at_once_end_on_one_index(
     import asyncio
 
     keys = Keys(manifest["prefix"], manifest["namespace"])
+    old_name = manifest["index_record"]["name"]
+    new_name = f"{old_name}:f{DATA_FORMAT_VERSION}"
     clients = [Redis.from_url(old_server) for _ in range(2)]
+    indexes = [
+        MemoryIndex(c, keys, old_settings.index, old_settings.search, old_settings.embedding)
+        for c in clients
+    ]
     try:
-        opened = await asyncio.gather(
-            *(
-                MemoryIndex(
-                    c, keys, old_settings.index, old_settings.search, old_settings.embedding
-                ).ensure(*_embedders(old_settings))
-                for c in clients
-            )
-        )
-        assert opened[0].name == opened[1].name != manifest["index_record"]["name"]
+        opened = await asyncio.gather(*(i.ensure(*_embedders(old_settings)) for i in indexes))
+        # The one that started the build swapped; the other did not wait for it.
+        assert new_name in {o.name for o in opened} <= {old_name, new_name}
+        for index in indexes:
+            await index.finish_upgrade()
         names = {n.decode() for n in await clients[0].execute_command("FT._LIST")}  # type: ignore[no-untyped-call]
-        assert names == {opened[0].name}
+        assert names == {new_name}
         assert (await read_format(clients[0], keys)).version == DATA_FORMAT_VERSION
         indexed = len(manifest["active"]) + len(manifest["archived"]) - 10  # 10 still pending
         raw = await clients[0].ft(keys.index_alias).info()  # type: ignore[no-untyped-call]
@@ -209,3 +211,45 @@ async def test_two_processes_opening_the_old_data_at_once_end_on_one_index(
     finally:
         for c in clients:
             await c.aclose()
+
+
+async def test_a_long_rebuild_leaves_searches_on_the_old_index_and_a_worker_finishes_it(
+    old_settings: Settings,
+    old_redis: Redis,
+    manifest: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    keys = Keys(manifest["prefix"], manifest["namespace"])
+    old_name = manifest["index_record"]["name"]
+    real_wait = MemoryIndex.wait_indexed
+    looks: list[str] = []
+
+    async def still_building(self: MemoryIndex, name: str, timeout_s: float = 300.0) -> None:
+        """The new index not built at the first two looks, as a large namespace's."""
+        if name != old_name:
+            looks.append(name)
+            if len(looks) <= 2:
+                raise TimeoutError(name)
+        await real_wait(self, name, timeout_s)
+
+    monkeypatch.setattr(MemoryIndex, "wait_indexed", still_building)
+    query, memory_id = "zq001x", manifest["queries"]["zq001x"]
+    async with AsyncMemoryClient(old_settings) as client:  # a search opens the index
+        assert [h.id for h in await client.search(query, mode="keyword")] == [memory_id]
+        found = await read_format(old_redis, keys)
+        assert found.version == 1 and found.building == f"{old_name}:f{DATA_FORMAT_VERSION}"
+        names = {n.decode() for n in await old_redis.execute_command("FT._LIST")}  # type: ignore[no-untyped-call]
+        assert names == {old_name, found.building}  # the old one serves meanwhile
+        report = await diagnose(old_settings)
+        assert "upgrading: index" in report.facts["data_format"]
+        assert any("a running worker finishes the upgrade" in p for p in report.problems)
+        assert [h.id for h in await client.search(query, mode="keyword")] == [memory_id]
+
+        worked = await Worker(old_settings, name="new-release").run_async(burst=True)
+        assert worked.indexed == len(manifest["pending_read"]) + len(manifest["pending_unread"])
+        assert len(looks) >= 3  # the worker's start looked once more, its maintenance finished it
+        found = await read_format(old_redis, keys)
+        assert found.current and found.building == "" and "index-definition" in found.steps
+        names = {n.decode() for n in await old_redis.execute_command("FT._LIST")}  # type: ignore[no-untyped-call]
+        assert names == {f"{old_name}:f{DATA_FORMAT_VERSION}"}
+        assert [h.id for h in await client.search(query, mode="keyword")] == [memory_id]
