@@ -76,6 +76,8 @@ async def build(url: str) -> dict[str, Any]:
         indexed = [await client.write(fact(n)) for n in range(30)]
         held = await client.write(POISON)
         await Worker(settings, name="release-worker").run_async(burst=True)
+        record = await client.get(held.id)
+        assert record is not None and record.status == "held", record  # poisoning: held
         archived = [indexed[n].id for n in (3, 7)]
         for memory_id in archived:
             await client.forget(memory_id)
