@@ -287,13 +287,14 @@ def _from_cluster_client(exc: Exception, action: str, hint: str) -> HindsightErr
     """The error for a ``RedisClusterException``: no node reachable, or a command the
     cluster client cannot route (keys of several slots: a bug, never retried)."""
     detail = str(exc) or type(exc).__name__
-    if _cluster_unreachable(exc):
+    if cluster_unreachable(exc):
         after = f"; {hint}" if hint else ""
         return RedisUnavailable(f"cannot {action}: no Redis Cluster node answers ({detail}){after}")
     return RedisCommandError(f"cannot {action}: the cluster client refused it ({detail})", detail)
 
 
-def _cluster_unreachable(exc: Exception) -> bool:
+def cluster_unreachable(exc: Exception) -> bool:
+    """Whether a ``RedisClusterException`` says that no node answers (not a routing bug)."""
     from redis import exceptions as rx
 
     text = str(exc).lower()
@@ -310,7 +311,7 @@ def transient(exc: BaseException) -> bool:
     if isinstance(exc, rx.AuthenticationError | rx.AuthorizationError):
         return False
     if isinstance(exc, rx.RedisClusterException):
-        return _cluster_unreachable(exc)
+        return cluster_unreachable(exc)
     return isinstance(
         exc,
         rx.ConnectionError

@@ -17,6 +17,10 @@ methods), with two changes.
   reset, ``CLUSTERDOWN``, ``TRYAGAIN``, redirects beyond redis-py's own) is retried with
   backoff for up to ``cluster_retry_s``; then its error reaches the boundary
   (``RedisUnavailable``, retryable).
+* The nodes a client discovers are kept, per list of seed addresses, for the process:
+  when no seed answers (the one seed given was the master that failed), a client asks
+  the nodes it or an earlier client of the same seeds saw. When none of those answers
+  either, the error names the addresses tried and says that more seeds help.
 
 Scripts need no help: their KEYS share one hash tag, so redis-py sends each ``EVALSHA`` to
 its shard. Keyless commands that belong to a namespace (``WAITAOF`` after its write) take
@@ -37,11 +41,12 @@ from urllib.parse import unquote, urlsplit
 from pydantic import SecretStr
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
-from redis.cluster import LoadBalancingStrategy
+from redis.cluster import LoadBalancingStrategy, get_node_name
 from redis.commands import READ_COMMANDS
+from redis.exceptions import RedisClusterException
 
 from hindsight_redis.core.resp import RESP_PROTOCOL, as_text
-from hindsight_redis.errors import ConfigError, transient
+from hindsight_redis.errors import ConfigError, cluster_unreachable, transient
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +82,11 @@ _BY_INDEX = frozenset(
 )
 _FIRST_PAUSE_S = 0.05
 _MAX_PAUSE_S = 1.0
+MORE_SEEDS = "more seed addresses help: redis+cluster://host1:port1,host2:port2,..."
+
+Address = tuple[str, int]
+# Per list of seeds (sorted), every node that clients of this process found through them.
+_DISCOVERED: dict[tuple[Address, ...], dict[str, Address]] = {}
 
 
 def is_cluster_url(url: str) -> bool:
@@ -145,6 +155,50 @@ class ClusterClient(RedisCluster):
     def __init__(self, *args: Any, retry_s: float = 15.0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.retry_s = retry_s
+        seeds = self.nodes_manager.startup_nodes.values()
+        self.seeds: tuple[Address, ...] = tuple(sorted((n.host, int(n.port)) for n in seeds))
+
+    def known_nodes(self) -> list[Address]:
+        """The seeds, then every node discovered through them in this process."""
+        found = _DISCOVERED.get(self.seeds, {})
+        return [*self.seeds, *(a for a in found.values() if a not in self.seeds)]
+
+    async def initialize(
+        self,
+        additional_startup_nodes_info: list[Address] | None = None,
+        last_failed_node_name: str | None = None,
+    ) -> RedisCluster:
+        """Read the topology (when due); when no startup node answers, ask the nodes known
+        before (``known_nodes``); record the nodes found."""
+        if not self._initialize:  # redis-py's flag: the topology is current
+            return self
+        try:
+            await super().initialize(additional_startup_nodes_info, last_failed_node_name)
+        except RedisClusterException as e:
+            if not cluster_unreachable(e):
+                raise
+            tried = set(self.nodes_manager.startup_nodes)
+            others = [a for a in self.known_nodes() if get_node_name(*a) not in tried]
+            last: RedisClusterException | None = e
+            if others:
+                try:
+                    await super().initialize(others, last_failed_node_name)
+                except RedisClusterException as again:
+                    if not cluster_unreachable(again):
+                        raise
+                    last = again
+                else:
+                    last = None
+            if last is not None:
+                addresses = ", ".join(sorted(tried | {get_node_name(*a) for a in others}))
+                raise RedisClusterException(
+                    f"Redis Cluster cannot be connected: none of {addresses} answers "
+                    f"({last.__cause__ or last}); {MORE_SEEDS}"
+                ) from last
+        found = _DISCOVERED.setdefault(self.seeds, {})
+        for node in self.nodes_manager.nodes_cache.values():
+            found[node.name] = (node.host, int(node.port))
+        return self
 
     def routed(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """The options of a command, with the node it goes to when redis-py would not find

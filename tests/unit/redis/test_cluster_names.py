@@ -143,3 +143,19 @@ def test_the_cluster_compose_file_wires_six_nodes_to_workers_and_mcp() -> None:
         assert parser.parse_args(service["command"]).command == service["command"][0]
     assert parser.parse_args(services["worker"]["command"]).all_namespaces
     assert parser.parse_args(services["mcp"]["command"]).workers == 0
+
+
+async def test_a_cluster_no_seed_of_which_answers_says_more_seeds_help() -> None:
+    import socket
+
+    from hindsight_redis.redis.connection import open_redis
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = Settings(cluster_retry_s=0.2)
+    with pytest.raises(RedisUnavailable) as caught:
+        await open_redis(f"redis+cluster://127.0.0.1:{port}", connection=settings.connection)
+    said = str(caught.value)
+    assert f"none of 127.0.0.1:{port} answers" in said
+    assert "more seed addresses help: redis+cluster://host1:port1,host2:port2" in said
