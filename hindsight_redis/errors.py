@@ -293,12 +293,22 @@ def _from_cluster_client(exc: Exception, action: str, hint: str) -> HindsightErr
     return RedisCommandError(f"cannot {action}: the cluster client refused it ({detail})", detail)
 
 
-def cluster_unreachable(exc: Exception) -> bool:
-    """Whether a ``RedisClusterException`` says that no node answers (not a routing bug)."""
+def cluster_unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` is redis-py's cluster client saying that no node answers (not a
+    routing bug)."""
     from redis import exceptions as rx
 
-    text = str(exc).lower()
-    return isinstance(exc, rx.SlotNotCoveredError) or "cannot be connected" in text
+    if not isinstance(exc, rx.RedisClusterException):
+        return False
+    return isinstance(exc, rx.SlotNotCoveredError) or "cannot be connected" in str(exc).lower()
+
+
+def no_cluster_node_answers(detail: str) -> Exception:
+    """The error of a cluster client none of whose known nodes answers (as redis-py's
+    own, which the boundary maps to ``RedisUnavailable``)."""
+    from redis import exceptions as rx
+
+    return rx.RedisClusterException(f"Redis Cluster cannot be connected: {detail}")
 
 
 def transient(exc: BaseException) -> bool:

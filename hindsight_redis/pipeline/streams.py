@@ -2,7 +2,7 @@
 
 ``read_group`` reads several streams of the ``workers`` group in one
 ``XREADGROUP`` (at most ``count`` entries from each); on a cluster, one per
-hash slot, pipelined (``XREADGROUP`` takes the keys of one slot only). ``Lease`` keeps the
+hash slot, pipelined per shard (``XREADGROUP`` takes the keys of one slot only). ``Lease`` keeps the
 entries a worker read claimed while they wait or are processed: slow LLM
 calls, big batches, or a round over many namespaces can hold an entry
 longer than ``claim_idle_ms``, so every third of it the worker re-claims
@@ -24,7 +24,7 @@ import redis.asyncio as aioredis
 from hindsight_redis.core.keys import GROUP
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import RedisUnavailable, redis_errors
-from hindsight_redis.redis.cluster import by_slot
+from hindsight_redis.redis.cluster import by_slot, node_of
 
 Entry = tuple[str, dict[bytes, bytes]]
 _POLL_S = 0.025  # a blocking read over several cluster slots asks again this often
@@ -58,16 +58,34 @@ async def _read_slots(
     block_ms: int | None,
 ) -> dict[str, list[Entry]]:
     """``read_group`` over the streams of several cluster slots: one ``XREADGROUP`` per
-    slot in one pipeline (a round trip per shard). Blocking would take a connection per
-    slot, so a blocking read asks again every ``_POLL_S`` until ``block_ms``."""
+    slot, in one pipeline per shard (a round trip each, at once). Blocking would take a
+    connection per slot, so a blocking read asks again every ``_POLL_S`` until ``block_ms``.
+
+    A pipeline per shard, not one for all: a shard failing over makes the cluster client
+    send its pipeline again, and a pipeline of every shard sent again would read ``">"``
+    anew on the healthy shards too, leaving the entries the first attempt delivered there
+    pending, unseen until reclaimed (``claim_idle_ms``) while their namespaces went on.
+    One shard's error is raised once the others' reads are done (a worker then re-reads
+    its own pending entries first)."""
+    shards: dict[str, list[list[str]]] = {}
+    for slot in slots:
+        shards.setdefault(node_of(redis, slot[0]) or "", []).append(slot)
+
+    async def read(shard: list[list[str]]) -> list[Any]:
+        pipe = redis.pipeline(transaction=False)
+        for slot in shard:
+            pipe.xreadgroup(GROUP, consumer, {s: streams[s] for s in slot}, count=count)
+        return await pipe.execute()
+
     deadline = time.monotonic() + (block_ms or 0) / 1000
     while True:
-        pipe = redis.pipeline(transaction=False)
-        for slot in slots:
-            pipe.xreadgroup(GROUP, consumer, {s: streams[s] for s in slot}, count=count)
         found: dict[str, list[Entry]] = {}
-        for reply in await pipe.execute():
-            found.update(_found(reply))
+        replies = await asyncio.gather(*map(read, shards.values()), return_exceptions=True)
+        for shard_replies in replies:
+            if isinstance(shard_replies, BaseException):
+                raise shard_replies
+            for reply in shard_replies:
+                found.update(_found(reply))
         remaining = deadline - time.monotonic()
         if found or remaining <= 0:
             return found

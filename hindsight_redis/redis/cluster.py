@@ -43,10 +43,14 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.cluster import LoadBalancingStrategy, get_node_name
 from redis.commands import READ_COMMANDS
-from redis.exceptions import RedisClusterException
 
 from hindsight_redis.core.resp import RESP_PROTOCOL, as_text
-from hindsight_redis.errors import ConfigError, cluster_unreachable, transient
+from hindsight_redis.errors import (
+    ConfigError,
+    cluster_unreachable,
+    no_cluster_node_answers,
+    transient,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +85,7 @@ _BY_INDEX = frozenset(
     )
 )
 _FIRST_PAUSE_S = 0.05
+_NO_REPLY = object()  # a pipelined command not sent yet, or sent again
 _MAX_PAUSE_S = 1.0
 MORE_SEEDS = "more seed addresses help: redis+cluster://host1:port1,host2:port2,..."
 
@@ -174,16 +179,16 @@ class ClusterClient(RedisCluster):
             return self
         try:
             await super().initialize(additional_startup_nodes_info, last_failed_node_name)
-        except RedisClusterException as e:
+        except Exception as e:
             if not cluster_unreachable(e):
                 raise
             tried = set(self.nodes_manager.startup_nodes)
             others = [a for a in self.known_nodes() if get_node_name(*a) not in tried]
-            last: RedisClusterException | None = e
+            last: Exception | None = e
             if others:
                 try:
                     await super().initialize(others, last_failed_node_name)
-                except RedisClusterException as again:
+                except Exception as again:
                     if not cluster_unreachable(again):
                         raise
                     last = again
@@ -191,9 +196,8 @@ class ClusterClient(RedisCluster):
                     last = None
             if last is not None:
                 addresses = ", ".join(sorted(tried | {get_node_name(*a) for a in others}))
-                raise RedisClusterException(
-                    f"Redis Cluster cannot be connected: none of {addresses} answers "
-                    f"({last.__cause__ or last}); {MORE_SEEDS}"
+                raise no_cluster_node_answers(
+                    f"none of {addresses} answers ({last.__cause__ or last}); {MORE_SEEDS}"
                 ) from last
         found = _DISCOVERED.setdefault(self.seeds, {})
         for node in self.nodes_manager.nodes_cache.values():
@@ -243,11 +247,14 @@ class ClusterClient(RedisCluster):
 
 
 class ClusterClientPipeline(ClusterPipeline):
-    """A non-transactional cluster pipeline retried whole on a failover (within ``retry_s``).
+    """A non-transactional cluster pipeline retried on a failover (within ``retry_s``).
 
     Commands are recorded and handed to redis-py at ``execute``, so each attempt routes
-    them on the topology of that moment. Like redis-py's own retry, a retried pipeline may
-    run again a command that had run: the package's writes are idempotent (event ids).
+    them on the topology of that moment. A retry sends again only the commands without a
+    reply: those that ran on the other shards keep theirs (a read of new stream entries,
+    ``XREADGROUP ... >``, sent again would skip the entries the first one delivered). Like
+    redis-py's own retry, a command whose reply was lost or empty may run again: the
+    package's writes are idempotent (event ids).
     """
 
     def __init__(self, client: ClusterClient) -> None:
@@ -273,22 +280,56 @@ class ClusterClientPipeline(ClusterPipeline):
     ) -> list[Any]:
         """Send the queued commands (one round trip per node); retry on transient errors."""
         queued, self._queued = self._queued, []
+        replies: list[Any] = [_NO_REPLY] * len(queued)
         backoff = _Backoff(self._client.retry_s)
         while True:
-            try:
-                await self._client.initialize()
-                for args, kwargs in queued:
-                    super().execute_command(*args, **self._client.routed(args, kwargs))
-                results = await super().execute(raise_on_error, allow_redirections)
-                # A connection lost mid-reply comes back as a result: the whole attempt is
-                # retried too (as redis-py retries a pipeline whose connection failed).
-                lost = next((r for r in results if isinstance(r, Exception) and transient(r)), None)
-                if lost is None or not await backoff.retry(lost):
-                    return results
-            except Exception as e:
-                await super().reset()  # type: ignore[no-untyped-call]  # what this attempt queued
-                if not await backoff.retry(e):
-                    raise
+            todo = [i for i, reply in enumerate(replies) if reply is _NO_REPLY]
+            thrown = await self._attempt(queued, todo, replies, allow_redirections)
+            # A connection lost mid-reply comes back as a reply: sent again too.
+            lost = [i for i, r in enumerate(replies) if isinstance(r, Exception) and transient(r)]
+            error = thrown or (replies[lost[0]] if lost else None)
+            if error is None or not await backoff.retry(error):
+                break
+            for i in lost:
+                replies[i] = _NO_REPLY
+        if thrown is not None:
+            raise thrown
+        if raise_on_error:
+            for position, reply in enumerate(replies):
+                if isinstance(reply, Exception):
+                    reply.args = (f"Command # {position + 1} of pipeline caused error: {reply}",)
+                    raise reply
+        return replies
+
+    async def _attempt(
+        self,
+        queued: list[tuple[tuple[Any, ...], dict[str, Any]]],
+        todo: list[int],
+        replies: list[Any],
+        allow_redirections: bool,
+    ) -> Exception | None:
+        """Send the commands ``todo`` and put their replies in ``replies``; the error that
+        stopped the attempt, if one did (the commands that got a reply keep it)."""
+        sent: list[Any] = []
+        try:
+            await self._client.initialize()
+            for i in todo:
+                args, kwargs = queued[i]
+                super().execute_command(*args, **self._client.routed(args, kwargs))
+            # redis-py's commands of this attempt: on an error, those that ran hold a reply.
+            sent = list(getattr(self._execution_strategy, "_command_queue", []))
+            for i, reply in zip(
+                todo, await super().execute(False, allow_redirections), strict=True
+            ):
+                replies[i] = reply
+            return None
+        except Exception as e:
+            for i, command in zip(todo, sent, strict=False):
+                # As redis-py's own retry: an empty reply may be a command not sent yet.
+                if command.result and not isinstance(command.result, Exception):
+                    replies[i] = command.result
+            await super().reset()  # type: ignore[no-untyped-call]  # what this attempt queued
+            return e
 
 
 def open_cluster(
