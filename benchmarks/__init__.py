@@ -28,5 +28,6 @@ SUITE: dict[str, str] = {
     "sweep": "benchmarks.sweep",
     "tenants": "benchmarks.tenants",
     "cluster": "benchmarks.cluster",
+    "failover": "benchmarks.failover",
     "peers": "benchmarks.peers.run",
 }

@@ -56,10 +56,12 @@ class Run:
     out_dir: str
     rng_seed: int
     contextual: str | None = None  # contextual_embedder; None: the default (MiniLM)
+    settings: tuple[tuple[str, Any], ...] = ()  # more settings (name, value): the profile..
 
 
 def settings_for(run: Run, **extra: Any) -> Settings:
-    """Default settings on the run's Redis, prefix and namespace."""
+    """Default settings on the run's Redis, prefix and namespace (and the run's own)."""
+    extra = {**dict(run.settings), **extra}
     if run.contextual is not None:
         extra["contextual_embedder"] = run.contextual
     return Settings(redis_url=run.url, key_prefix=run.key_prefix, namespace=run.namespace, **extra)
@@ -103,6 +105,7 @@ class Agent:
         self.seq = 0
         self.calls = 0  # client calls made (a batch is one)
         self.op = ""  # the call under way, for the error log
+        self.sources: list[str] = []  # the sources of its writes (a failed call's may be stored)
         self.log = open(Path(run.out_dir) / f"{self.name}.jsonl", "w")  # noqa: SIM115
         self.client = AsyncMemoryClient(settings_for(run, agent_id=self.name))
         self.start = 0.0
@@ -180,12 +183,13 @@ class Agent:
     # operations
 
     async def write_one(self, item: dict[str, Any], op: str) -> None:
-        self.calls, self.op = self.calls + 1, op
+        self.calls, self.op, self.sources = self.calls + 1, op, [item["source"]]
         receipt = await self.client.write(**item)
         self.receipts(op, [item], [receipt])
 
     async def write_batch(self, items: list[dict[str, Any]], op: str) -> None:
         self.calls, self.op = self.calls + 1, op
+        self.sources = [item["source"] for item in items]
         self.receipts(op, items, await self.client.write_many(items))
 
     async def search(self) -> None:
@@ -193,7 +197,7 @@ class Agent:
         if self.rng.random() < 0.2:
             kwargs["agent_id"] = f"agent-{self.rng.randrange(self.run.agents)}"
         query = self.rng.choice(self.questions)
-        self.calls, self.op = self.calls + 1, "search"
+        self.calls, self.op, self.sources = self.calls + 1, "search", []
         t0 = time.perf_counter()
         hits = await self.client.search(query, **kwargs)
         self.record("s", ms=(time.perf_counter() - t0) * 1000, n=len(hits))
@@ -253,7 +257,8 @@ class Agent:
             except Backpressure:
                 self.record("b", op=self.op)
             except Exception as e:  # every error is counted by type, the run goes on
-                self.record("e", type=type(e).__name__, msg=str(e)[:300], op=self.op)
+                error = {"type": type(e).__name__, "msg": str(e)[:300], "op": self.op}
+                self.record("e", **error, srcs=self.sources)
             self.log.flush()
             pause = self.rng.expovariate(1 / self.run.think_s) if self.run.think_s else 0
             await asyncio.sleep(min(pause, max(0.0, deadline - time.time())))
@@ -263,7 +268,8 @@ class Agent:
 
 def agent_main(run: Run, index: int, ready: Any, go: Any, start: Any) -> None:
     """A spawned agent process: warm up, report ready, wait for the start, loop."""
-    turns = locomo.texts()[: -run.seed_turns]
+    texts = locomo.texts()
+    turns = texts[: len(texts) - run.seed_turns]
     mine = turns[index :: run.agents] + locomo_facts()[index :: run.agents]
     random.Random(index).shuffle(mine)
 
