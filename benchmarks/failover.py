@@ -18,15 +18,16 @@ up). Clients wait a failover out for up to ``cluster_retry_s`` (30 s here). Afte
 drain, stop the workers, and audit each namespace as the load benchmark does (``Audit``: every
 acknowledged write indexed, merged or dropped once; nothing lost, nothing doubled).
 
-Per namespace: its write pause (from the last acknowledged write before the kill to the first
-after it; "resumed" counts from the kill), and how many acknowledgements each namespace got
-while the victim's writes paused.
+Per namespace: its write pause (its longest gap between acknowledged writes that ends after the
+kill; "resumed" counts from the kill), and how many acknowledgements each namespace got while
+the victim's writes paused.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import multiprocessing as mp
 import os
 import signal
@@ -38,7 +39,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import redis as redis_sync
 from redis.asyncio import Redis
 
 from benchmarks.harness import start_workers, stop_workers
@@ -89,27 +89,6 @@ def pick(redis: Redis, prefix: str, count: int) -> dict[str, str]:
     return picked
 
 
-def _node(layout: ClusterState, port: int) -> redis_sync.Redis:
-    return redis_sync.Redis(host=layout.host, port=port, socket_timeout=5)
-
-
-def rejoined(layout: ClusterState, port: int, master_port: int) -> bool:
-    """The node on ``port`` is a replica of the node on ``master_port`` (its own ``CLUSTER
-    NODES``), its replication link up."""
-    node, master = _node(layout, port), _node(layout, master_port)
-    try:
-        master_id = as_text(master.execute_command("CLUSTER", "MYID"))  # type: ignore[no-untyped-call]
-        lines = as_text(node.execute_command("CLUSTER", "NODES")).splitlines()  # type: ignore[no-untyped-call]
-        me = next(line.split() for line in lines if "myself" in line)
-        replica = "slave" in me[2].split(",") and me[3] == master_id
-        return replica and node.info("replication").get("master_link_status") == "up"
-    except redis_sync.RedisError:
-        return False  # still starting, or loading its data
-    finally:
-        node.close()
-        master.close()
-
-
 async def until(check: Any, timeout_s: float) -> bool:
     """Poll ``check()`` (in a thread) every 0.1 s; False on timeout."""
     deadline = time.monotonic() + timeout_s
@@ -139,7 +118,7 @@ async def failover(
     await asyncio.sleep(max(0.0, t0 + killed + args.restart_after - time.time()))
     await asyncio.to_thread(cluster.node(port).start)
     restarted = time.time() - t0
-    back = await until(lambda: rejoined(layout, port, replica), 120)
+    back = await until(lambda: cluster.master_of(port) == replica, 120)
     rejoined_s = time.time() - t0
     print(f"t={rejoined_s:.1f} s: node {port} restarted, a replica of {replica} again: {back}")
     return {
@@ -157,24 +136,26 @@ async def failover(
 def pauses(
     acks: dict[str, list[tuple[float, str]]], killed: float, victim: str
 ) -> dict[str, dict[str, Any]]:
-    """Per namespace (its acknowledgements: when, which operation): the last before the
-    kill, the first after (and its operation), the ones during the victim's pause."""
-    first = {ns: next(((t, op) for t, op in ts if t >= killed), None) for ns, ts in acks.items()}
-    first_after = {ns: None if f is None else f[0] for ns, f in first.items()}
-    first_op = {ns: f[1] for ns, f in first.items() if f is not None}
-    window_end = first_after[victim] or max((t for ts in acks.values() for t, _ in ts), default=0)
+    """Per namespace (its acknowledgements: when, which operation): its write pause, the
+    longest gap between acknowledgements that ends after the kill (a write answered just
+    before the kill may be read just after it), and its acknowledgements while the
+    victim's writes paused."""
+    gaps = {}
+    for ns, ts in acks.items():
+        after = [(a, b) for a, b in itertools.pairwise(ts) if b[0] > killed]
+        gaps[ns] = max(after, key=lambda gap: gap[1][0] - gap[0][0], default=None)
+    hit = gaps[victim]
+    window = (killed, killed) if hit is None else (hit[0][0], hit[1][0])
     out = {}
     for ns, ts in acks.items():
-        before = max((t for t, _ in ts if t < killed), default=None)
-        after = first_after[ns]
+        gap = gaps[ns]
         out[ns] = {
             "acks": len(ts),
-            "last_before_kill_s": before,
-            "first_after_kill_s": after,
-            "pause_s": None if before is None or after is None else after - before,
-            "resumed_after_kill_s": None if after is None else after - killed,
-            "first_after_kill_op": first_op.get(ns),
-            "acks_during_victim_pause": sum(1 for t, _ in ts if killed <= t < window_end),
+            "pause_s": None if gap is None else gap[1][0] - gap[0][0],
+            "paused_from_s": None if gap is None else gap[0][0],
+            "resumed_after_kill_s": None if gap is None else gap[1][0] - killed,
+            "resumed_by": None if gap is None else gap[1][1],
+            "acks_during_victim_pause": sum(1 for t, _ in ts if window[0] < t < window[1]),
         }
     return out
 
@@ -372,7 +353,7 @@ def report(figures: dict[str, Any]) -> None:
         mark = " (victim)" if ns == figures["victim"] else ""
         print(
             f"| {ns}{mark} | {f['master']} | {f['acks']:,} | {_s(f['pause_s'])} | "
-            f"{_s(f['resumed_after_kill_s'])} ({f['first_after_kill_op']}) | "
+            f"{_s(f['resumed_after_kill_s'])} ({f['resumed_by']}) | "
             f"{f['acks_during_victim_pause']:,} | "
             f"{o.get('indexed', 0):,} / {o.get('merged', 0):,} / {o.get('dropped', 0):,} | "
             f"{f['lost']} | {f['duplicated']} | {f['accepted_by_failed_calls']} | "

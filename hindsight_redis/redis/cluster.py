@@ -186,8 +186,13 @@ class ClusterClient(RedisCluster):
             others = [a for a in self.known_nodes() if get_node_name(*a) not in tried]
             last: Exception | None = e
             if others:
+                # As startup nodes (not redis-py's additional ones, whose connections
+                # nothing closes): closed with them, replaced by the nodes found.
+                for host, port in others:
+                    node = ClusterNode(host, port, **self.nodes_manager.connection_kwargs)
+                    self.nodes_manager.startup_nodes[node.name] = node
                 try:
-                    await super().initialize(others, last_failed_node_name)
+                    await super().initialize(None, last_failed_node_name)
                 except Exception as again:
                     if not cluster_unreachable(again):
                         raise

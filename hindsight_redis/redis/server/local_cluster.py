@@ -164,6 +164,28 @@ class LocalCluster:
                     roles[port] = "down"
         return roles
 
+    def master_of(self, port: int) -> int | None:
+        """The port of the master the node on ``port`` replicates, as that node sees it
+        (``CLUSTER NODES``), once its replication link is up; None for a master, a node
+        that is down, or a replica still syncing."""
+        layout = self.layout()
+        if layout is None:
+            return None
+        with self._clients(layout) as clients:
+            try:
+                with redis_errors("read the node's master"):
+                    if clients[port].info("replication").get("master_link_status") != "up":
+                        return None
+                    text = as_text(_cluster(clients[port], "NODES"))
+            except HindsightError:
+                return None
+        nodes = [line.split() for line in text.splitlines()]
+        me = next(n for n in nodes if "myself" in n[2].split(","))
+        master = next((n for n in nodes if n[0] == me[3]), None)
+        if master is None:
+            return None
+        return int(master[1].split("@")[0].rsplit(":", 1)[1])  # host:port@bus
+
     def start(self) -> ClusterState:
         """Start every node and form the cluster (or rejoin the one formed here before)."""
         if self.state() is not None:

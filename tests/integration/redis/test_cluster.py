@@ -10,9 +10,12 @@ test kills a master, so it comes last.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -360,13 +363,25 @@ def _searches_on(layout: ClusterState, ports: list[int]) -> int:
 async def test_a_master_killed_mid_writes_loses_no_acknowledged_write(
     csettings: Settings, cluster_redis: Redis, local_cluster: LocalCluster, layout: ClusterState
 ) -> None:
+    """Writes pause for the victim's namespace only, resume within 30 s, nothing is lost or
+    doubled; a client whose one seed was the victim goes on; the victim, restarted, rejoins
+    as a replica of the node that took over."""
     victim_ns = "a"
     victim = node_of(cluster_redis, Keys(csettings.key_prefix, victim_ns).stream)
     assert victim is not None
     victim_port = int(victim.rsplit(":", 1)[1])
     replica = layout.replica_ports(layout.master_ports.index(victim_port))[0]
     writing = ("a", "b", "c")  # the victim's and the other shards'
+    elsewhere = [
+        ns
+        for ns in writing
+        if node_of(cluster_redis, Keys(csettings.key_prefix, ns).stream) != victim
+    ]
+    assert elsewhere  # some namespace lives on another shard
+    seed_only = f"redis+cluster://{layout.host}:{victim_port}"
+    one_seed = await open_redis(seed_only, connection=csettings.connection)
     acked: dict[str, list[str]] = {ns: [] for ns in writing}
+    acked_at: dict[str, list[float]] = {ns: [] for ns in writing}
     failed: dict[str, list[str]] = {ns: [] for ns in (*writing, "search")}
     pauses: dict[str, float] = dict.fromkeys((*writing, "search"), 0.0)  # longest call
     stop = asyncio.Event()
@@ -379,6 +394,7 @@ async def test_a_master_killed_mid_writes_loses_no_acknowledged_write(
                 try:
                     receipt = await client.write(f"Failover fact {n} of {ns}: job {ns}{n} ran")
                     acked[ns].append(receipt.id)
+                    acked_at[ns].append(time.monotonic())
                 except (RedisUnavailable, WriteTimeout) as e:
                     failed[ns].append(f"{type(e).__name__}: {e}")
                 pauses[ns] = max(pauses[ns], time.monotonic() - started)
@@ -420,9 +436,16 @@ async def test_a_master_killed_mid_writes_loses_no_acknowledged_write(
             return all(len(acked[ns]) >= before[ns] + 20 for ns in writing)
 
         await wait_for(writes_resumed, 30)
+        # The client whose one seed was the victim asks the nodes it discovered; so does a
+        # new client of that seed in this process.
+        assert await one_seed.exists(Keys(csettings.key_prefix, victim_ns).stream) == 1
+        again = await open_redis(seed_only, connection=csettings.connection)
+        assert await again.exists(Keys(csettings.key_prefix, victim_ns).stream) == 1
+        await again.aclose()
     finally:
         stop.set()
         await asyncio.wait_for(asyncio.gather(*tasks[1:]), 60)
+        await one_seed.aclose()
     try:
 
         async def all_indexed() -> bool:
@@ -453,6 +476,37 @@ async def test_a_master_killed_mid_writes_loses_no_acknowledged_write(
             assert len(acked[ns]) <= active <= len(acked[ns]) + len(failed[ns])
             assert stats["indexed"] == active  # none indexed twice
     assert max(pauses.values()) < csettings.cluster_retry_s
+    # The victim's pause: its longest gap between acks that ends after the kill (a write
+    # answered before the kill may be read just after it).
+    paused_from, resumed = max(
+        ((a, b) for a, b in itertools.pairwise(acked_at[victim_ns]) if b > killed_at),
+        key=lambda gap: gap[1] - gap[0],
+    )
+    assert paused_from <= killed_at + 0.5 and resumed - killed_at < 30
+    for ns in elsewhere:  # other shards' namespaces kept writing while the victim paused
+        assert sum(paused_from < t < resumed for t in acked_at[ns]) >= 3, ns
+
+    # A new process whose one seed is the dead node cannot connect, and says what helps.
+    env = {**os.environ, "HINDSIGHT_CLUSTER_RETRY_S": "0.5"}
+    cli = subprocess.run(
+        [sys.executable, "-m", "hindsight_redis.cli", "stats", "--redis-url", seed_only],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert cli.returncode != 0
+    assert f"none of {layout.host}:{victim_port} answers" in cli.stderr, cli.stderr
+    assert "more seed addresses help: redis+cluster://" in cli.stderr
+
+    await asyncio.to_thread(local_cluster.node(victim_port).start)  # its port, dir, config
+
+    async def rejoined() -> bool:
+        return await asyncio.to_thread(local_cluster.master_of, victim_port) == replica
+
+    await wait_for(rejoined, 60)
+    assert (await asyncio.to_thread(local_cluster.roles))[victim_port] == "replica"
 
 
 async def _stats(settings: Settings, ns: str) -> dict[str, int]:
