@@ -77,6 +77,11 @@ MISTAKES: list[tuple[list[str], dict[str, str], str]] = [
         for cmd in (["write", "x"], ["search", "x"], ["stats"], ["doctor"])
     ),
     (["stats", "--redis-url", "localhost:6379"], {}, "is not a Redis URL"),
+    (  # its one seed down (the master that failed): what helps
+        ["stats", "--redis-url", "redis+cluster://127.0.0.1:1"],
+        {"HINDSIGHT_CLUSTER_RETRY_S": "0.3"},
+        "more seed addresses help: redis+cluster://host1:port1,host2:port2,...",
+    ),
     (["export", "--out", "/nonexistent-dir/x.jsonl.gz"], {}, "directory /nonexistent-dir does"),
     (["stats"], {"HINDSIGHT_CONFIG": "/nonexistent.toml"}, "'/nonexistent.toml', which is not"),
     (["stats"], {"HINDSIGHT_CONFIG": "<bad_toml>"}, "bad.toml:2: not valid TOML"),

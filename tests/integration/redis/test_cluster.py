@@ -14,8 +14,6 @@ import itertools
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -364,8 +362,9 @@ async def test_a_master_killed_mid_writes_loses_no_acknowledged_write(
     csettings: Settings, cluster_redis: Redis, local_cluster: LocalCluster, layout: ClusterState
 ) -> None:
     """Writes pause for the victim's namespace only, resume within 30 s, nothing is lost or
-    doubled; a client whose one seed was the victim goes on; the victim, restarted, rejoins
-    as a replica of the node that took over."""
+    doubled; a client whose one seed was the victim goes on (a new process of that seed
+    alone cannot: test_cli_mistakes); the victim, restarted, rejoins as a replica of the
+    node that took over."""
     victim_ns = "a"
     victim = node_of(cluster_redis, Keys(csettings.key_prefix, victim_ns).stream)
     assert victim is not None
@@ -485,20 +484,6 @@ async def test_a_master_killed_mid_writes_loses_no_acknowledged_write(
     assert paused_from <= killed_at + 0.5 and resumed - killed_at < 30
     for ns in elsewhere:  # other shards' namespaces kept writing while the victim paused
         assert sum(paused_from < t < resumed for t in acked_at[ns]) >= 3, ns
-
-    # A new process whose one seed is the dead node cannot connect, and says what helps.
-    env = {**os.environ, "HINDSIGHT_CLUSTER_RETRY_S": "0.5"}
-    cli = subprocess.run(
-        [sys.executable, "-m", "hindsight_redis.cli", "stats", "--redis-url", seed_only],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert cli.returncode != 0
-    assert f"none of {layout.host}:{victim_port} answers" in cli.stderr, cli.stderr
-    assert "more seed addresses help: redis+cluster://" in cli.stderr
 
     await asyncio.to_thread(local_cluster.node(victim_port).start)  # its port, dir, config
 
