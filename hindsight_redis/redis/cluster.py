@@ -257,9 +257,10 @@ class ClusterClientPipeline(ClusterPipeline):
     Commands are recorded and handed to redis-py at ``execute``, so each attempt routes
     them on the topology of that moment. A retry sends again only the commands without a
     reply: those that ran on the other shards keep theirs (a read of new stream entries,
-    ``XREADGROUP ... >``, sent again would skip the entries the first one delivered). Like
-    redis-py's own retry, a command whose reply was lost or empty may run again: the
-    package's writes are idempotent (event ids).
+    ``XREADGROUP ... >``, sent again would skip the entries the first one delivered), but
+    when ``WAIT`` or ``WAITAOF`` is among them, every command goes again (they confirm the
+    writes sent before them on their connection). Like redis-py's own retry, a command whose
+    reply was lost or empty may run again: the package's writes are idempotent (event ids).
     """
 
     def __init__(self, client: ClusterClient) -> None:
@@ -297,6 +298,10 @@ class ClusterClientPipeline(ClusterPipeline):
                 break
             for i in lost:
                 replies[i] = _NO_REPLY
+            if any(_confirms(queued[i][0]) for i, r in enumerate(replies) if r is _NO_REPLY):
+                # A confirmation sent again on another connection would confirm nothing:
+                # the writes before it go again too (they are idempotent).
+                replies = [_NO_REPLY] * len(queued)
         if thrown is not None:
             raise thrown
         if raise_on_error:
@@ -335,6 +340,11 @@ class ClusterClientPipeline(ClusterPipeline):
                     replies[i] = command.result
             await super().reset()  # type: ignore[no-untyped-call]  # what this attempt queued
             return e
+
+
+def _confirms(args: tuple[Any, ...]) -> bool:
+    """Whether a command confirms the writes sent before it on its own connection."""
+    return bool(args) and as_text(args[0]).upper() in ("WAIT", "WAITAOF")
 
 
 def open_cluster(
