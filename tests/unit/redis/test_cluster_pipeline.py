@@ -1,0 +1,65 @@
+"""The cluster pipeline's retry after a failover: what is sent again (no Redis: redis-py's
+pipeline execution is replaced by a script of replies)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from redis import exceptions as rx
+from redis.asyncio.cluster import ClusterNode, ClusterPipeline
+
+from hindsight_redis.redis import cluster
+from hindsight_redis.redis.cluster import ClusterClient, ClusterClientPipeline
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The commands of each attempt; the first attempt's last command loses its connection."""
+    attempts: list[list[str]] = []
+
+    async def execute(
+        self: ClusterPipeline, raise_on_error: bool = True, allow_redirections: bool = True
+    ) -> list[Any]:
+        queue = self._execution_strategy._command_queue  # type: ignore[attr-defined]
+        names = [" ".join(str(a) for a in command.args) for command in queue]
+        await self.reset()  # type: ignore[no-untyped-call]
+        attempts.append(names)
+        if len(attempts) == 1:
+            return [f"reply to {n}" for n in names[:-1]] + [rx.ConnectionError("reset")]
+        return [f"reply to {n}" for n in names]
+
+    async def nothing(self: ClusterClient, *args: Any, **kwargs: Any) -> ClusterClient:
+        return self
+
+    monkeypatch.setattr(ClusterPipeline, "execute", execute)
+    monkeypatch.setattr(ClusterClient, "initialize", nothing)
+    monkeypatch.setattr(cluster, "_FIRST_PAUSE_S", 0.001)
+    return attempts
+
+
+def _pipeline() -> ClusterClientPipeline:
+    client = ClusterClient(startup_nodes=[ClusterNode("127.0.0.1", 1)], retry_s=5)
+    return ClusterClientPipeline(client)
+
+
+async def test_a_retry_sends_again_only_the_commands_without_a_reply(
+    sent: list[list[str]],
+) -> None:
+    pipe = _pipeline()
+    pipe.execute_command("XREADGROUP", "a")
+    pipe.execute_command("XREADGROUP", "b")
+    replies = await pipe.execute()
+    assert sent == [["XREADGROUP a", "XREADGROUP b"], ["XREADGROUP b"]]
+    assert replies == ["reply to XREADGROUP a", "reply to XREADGROUP b"]
+
+
+async def test_a_confirmation_sent_again_takes_the_writes_before_it_along(
+    sent: list[list[str]],
+) -> None:
+    pipe = _pipeline()
+    pipe.execute_command("XADD", "s")
+    pipe.execute_command("WAITAOF", 1, 0, 100)
+    replies = await pipe.execute()
+    assert sent == [["XADD s", "WAITAOF 1 0 100"], ["XADD s", "WAITAOF 1 0 100"]]
+    assert replies == ["reply to XADD s", "reply to WAITAOF 1 0 100"]
