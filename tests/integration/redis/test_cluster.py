@@ -481,7 +481,7 @@ async def test_a_master_killed_mid_writes_loses_no_acknowledged_write(
         ((a, b) for a, b in itertools.pairwise(acked_at[victim_ns]) if b > killed_at),
         key=lambda gap: gap[1] - gap[0],
     )
-    assert paused_from <= killed_at + 0.5 and resumed - killed_at < 30
+    assert paused_from <= killed_at + 2 and resumed - killed_at < 30  # the failover's gap
     for ns in elsewhere:  # other shards' namespaces kept writing while the victim paused
         assert sum(paused_from < t < resumed for t in acked_at[ns]) >= 3, ns
 
