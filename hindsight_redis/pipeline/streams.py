@@ -2,10 +2,10 @@
 
 ``read_group`` reads several streams of the ``workers`` group in one
 ``XREADGROUP`` (at most ``count`` entries from each); on a cluster, one per
-hash slot, pipelined per shard (``XREADGROUP`` takes the keys of one slot only). ``Lease`` keeps the
-entries a worker read claimed while they wait or are processed: slow LLM
-calls, big batches, or a round over many namespaces can hold an entry
-longer than ``claim_idle_ms``, so every third of it the worker re-claims
+hash slot, pipelined per shard (``XREADGROUP`` takes the keys of one slot
+only). ``Lease`` keeps the entries a worker read claimed while they wait or
+are processed: slow LLM calls, big batches, or a round over many namespaces
+can hold an entry longer than ``claim_idle_ms``, so every third of it the worker re-claims
 what it holds (``XCLAIM ... JUSTID``, one pipelined call), resetting the
 entries' idle time, and no other worker reclaims and redoes them.
 """

@@ -85,8 +85,8 @@ _BY_INDEX = frozenset(
     )
 )
 _FIRST_PAUSE_S = 0.05
-_NO_REPLY = object()  # a pipelined command not sent yet, or sent again
 _MAX_PAUSE_S = 1.0
+_NO_REPLY = object()  # a pipelined command not sent yet, or to be sent again
 MORE_SEEDS = "more seed addresses help: redis+cluster://host1:port1,host2:port2,..."
 
 Address = tuple[str, int]
