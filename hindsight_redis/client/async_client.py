@@ -4,11 +4,10 @@ A write's and a search's arguments are defined and validated once
 (``core.requests``); writes are encoded as versioned msgpack events and
 appended to the namespace's stream (``write.writer``), and workers do
 everything else. Searches run through a ``Searcher`` opened on first use.
-What acts on the namespace as a whole (sweeps, cold storage, the operators'
-reads, conflict review, the review of held writes, reindex) is
-``client.pool``, composed into the client and offered on it too
-(``client.sweep(...)`` is ``client.pool.sweep(...)``).
-The blocking twin is ``client.sync_client.MemoryClient``.
+What acts on the namespace as a whole (sweeps, cold storage, the operators' reads, conflict
+review, the review of held writes, reindex) is ``client.pool``, composed into the client and
+offered on it too (``client.sweep(...)`` is ``client.pool.sweep(...)``). The blocking twin
+is ``client.sync_client.MemoryClient``.
 """
 
 from __future__ import annotations
@@ -348,21 +347,20 @@ class AsyncMemoryClient:
         if self._trusted_only:  # the namespace requires it: an argument cannot lift it
             options = {**options, "trusted_only": True}
         request = parse_search(query, options, viewer=self.caller(as_agent))
-        for attempt in (1, 2):
-            searcher = self._searcher or await self._open_searcher()
-            try:
-                return await searcher.run(request)
-            except EmbeddingMismatch:
-                # A reindex moved the index under this client: open it again once.
-                # If this client's embedder is not the new one, opening says so.
-                self._searcher = None
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
+        try:
+            return await (self._searcher or await self._open_searcher()).run(request)
+        except EmbeddingMismatch:
+            # A reindex moved the index under this client: open it again once.
+            # If this client's embedder is not the new one, opening says so.
+            self._searcher = None
+            return await (await self._open_searcher()).run(request)
 
     async def _open_searcher(self) -> Searcher:
-        self._searcher = await Searcher.open(await self.connect(), self.keys, self.settings)
-        return self._searcher
+        redis = await self.connect()
+        async with self._connecting:  # concurrent first searches: one searcher, none leaked
+            if self._searcher is None:
+                self._searcher = await Searcher.open(redis, self.keys, self.settings)
+            return self._searcher
 
     def index_changed(self) -> None:
         """The index may have been created or rebuilt: the next search opens it anew."""
