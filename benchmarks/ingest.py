@@ -11,7 +11,10 @@
    index them); and the embedder alone, in the worker's batch size.
 3. Index lag: ``indexed_at - created_at`` per memory at a steady rate of ``write()`` calls
    (half the 2-worker rate, 50-2,000/s), 2 workers.
-4. Refine shares: the 2-worker drain again with each ``--shares`` value of ``refine_share``
+4. Where the time goes: one ingest-only worker in this process over a quarter of the
+   writes, each stage timed by wall and CPU clocks, Redis's own CPU beside it
+   (``ingest_profile``).
+5. Refine shares: the 2-worker drain again with each ``--shares`` value of ``refine_share``
    (the share of a worker's time given to refining while writes wait; 0 refines only once
    the workers caught up, as before issue 32), the shares alternating over two rounds.
 """
@@ -25,7 +28,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from benchmarks import locomo
+from benchmarks import ingest_profile, locomo
 from benchmarks.harness import DirectIndex, bench_settings, drain, embedded_redis, index_lag
 from benchmarks.measure import ratio
 from hindsight_redis import AsyncMemoryClient, Settings
@@ -178,6 +181,7 @@ def report(figures: dict[str, Any], embedder: str) -> None:
         f"\n## Index lag at {lag['rate']:,.0f} writes/s, 2 workers ({lag['memories']:,} memories)"
     )
     print(f"p50 {lag['p50_ms']:.1f} ms, p99 {lag['p99_ms']:.1f} ms")
+    ingest_profile.report(figures["profile"])
 
 
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -194,6 +198,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             "2_workers": await end_to_end(url, texts, args.embedder, 2),
         }
         e2e["2_workers_vs_raw_hset"] = ratio(e2e["2_workers"]["rate"], e2e["raw_hset"])
+        profile = await ingest_profile.profile(url, texts[: count // 4], args.embedder)
         shares = [float(s) for s in args.shares.split(",")]
         drains: dict[str, list[float]] = {f"{s:g}": [] for s in shares}
         for _ in range(2):
@@ -206,7 +211,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         lag = await index_lag(
             settings, [settings.namespace], base, rate, 3.0 if args.quick else 10.0
         )
-    return {"write": writes, "end_to_end": e2e, "index_lag": lag}
+    return {"write": writes, "end_to_end": e2e, "index_lag": lag, "profile": profile}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
