@@ -197,9 +197,15 @@ def served(settings: Settings) -> Iterator[str]:
 
 @pytest.fixture
 def browser() -> Iterator[object]:
+    # A missing browser fails, never skips: a skip would let CI pass with the console's
+    # only end-to-end test unrun (`.ci/run` installs Chromium and fails when it cannot).
     if CHROMIUM is None:
-        pytest.skip("no chromium on this machine (apt-get install chromium)")
-    playwright_api = pytest.importorskip("playwright.sync_api")
+        pytest.fail(
+            "no chromium on this machine: the console's browser test needs Debian's "
+            "Chromium (apt-get install chromium; .ci/run installs it)"
+        )
+    import playwright.sync_api as playwright_api  # a dev extra: pip install -e ".[dev]"
+
     with playwright_api.sync_playwright() as driver:
         launched = driver.chromium.launch(
             executable_path=CHROMIUM,
