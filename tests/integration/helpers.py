@@ -17,6 +17,8 @@ from typing import Any
 
 import redis as redis_sync
 from redis.asyncio import Redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.models import MemoryEvent
@@ -26,6 +28,7 @@ from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.pipeline.worker import WorkerReport
 from hindsight_redis.providers.embedders import Embedder, HashEmbedder
 from hindsight_redis.redis.server import find_binaries, free_port
+from hindsight_redis.redis.server.local_cluster import ClusterState
 from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
 
@@ -319,3 +322,11 @@ async def until_answers(url: str, attempts: int = 300) -> None:
                 return
             except httpx.TransportError:
                 await asyncio.sleep(0.05)
+
+
+def cluster_node(layout: ClusterState, port: int) -> redis_sync.Redis:
+    """A client of one node of a local cluster, that does not retry (a killed node fails
+    at once)."""
+    return redis_sync.Redis(
+        host=layout.host, port=port, socket_timeout=5, retry=Retry(NoBackoff(), 0)
+    )

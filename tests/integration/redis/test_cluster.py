@@ -2,9 +2,9 @@
 over shards, each with its keys and index on its own shard; the whole client, worker and
 CLI surface per namespace; an index named before 0.2 adopted; a master killed mid-writes.
 
-One cluster per session (``server start --cluster 3 --replicas 1``); each test has its own
-key prefix, and its keys and indexes are removed from every node afterwards. The failover
-test kills a master, so it comes last.
+One cluster per session (``server start --cluster 3 --replicas 1``, in ``conftest.py``);
+each test has its own key prefix, and its keys and indexes are removed from every node
+afterwards. The failover test kills a master, so it comes last.
 """
 
 from __future__ import annotations
@@ -15,15 +15,9 @@ import json
 import os
 import signal
 import time
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
-import redis as redis_sync
 from redis.asyncio import Redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from hindsight_redis import AsyncMemoryClient, Settings, Worker
 from hindsight_redis.cli import main
@@ -31,87 +25,12 @@ from hindsight_redis.core.keys import Keys
 from hindsight_redis.errors import RedisUnavailable, WriteTimeout
 from hindsight_redis.index.manager import MemoryIndex
 from hindsight_redis.providers.embedders import HashEmbedder
-from hindsight_redis.redis.cluster import is_cluster, list_indexes, node_of
-from hindsight_redis.redis.connection import open_redis
-from hindsight_redis.redis.server import get_profile
+from hindsight_redis.redis.cluster import list_indexes, node_of, refresh_topology, replicas_of
 from hindsight_redis.redis.server.local_cluster import ClusterState, LocalCluster
-from tests.integration.helpers import wait_for
+from tests.integration.helpers import cluster_node, wait_for
 
 pytestmark = pytest.mark.cluster
 NAMESPACES = ("a", "b", "c", "d", "e", "f")  # their hash slots fall on all three shards
-
-
-@pytest.fixture(scope="session")
-def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    """``server start --cluster 3 --replicas 1`` once per session (durable on every node)."""
-    cluster = LocalCluster(
-        tmp_path_factory.mktemp("cluster"), get_profile("durable"), replicas=1, port=0
-    )
-    cluster.start()
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture
-def layout(local_cluster: LocalCluster) -> ClusterState:
-    state = local_cluster.layout()
-    assert state is not None
-    return state
-
-
-@pytest.fixture
-def csettings(layout: ClusterState, tmp_path: Path) -> Iterator[Settings]:
-    """Settings on the cluster with a prefix of the test's own, removed from every node after."""
-    prefix = f"c{uuid.uuid4().hex[:8]}"
-    yield Settings(
-        redis_url=layout.url,
-        key_prefix=prefix,
-        namespace="a",
-        profile="durable",
-        embedder="hash",
-        contextual_embedder="none",
-        filters_enabled=False,
-        dedup_threshold=1.0,
-        server_dir=tmp_path / "unused",
-        worker_block_ms=50,
-        claim_idle_ms=1000,
-        cluster_retry_s=30,
-        namespace_refresh_s=0.2,
-    )
-    for port in layout.ports:
-        node = _node(layout, port)
-        try:
-            if node.info("replication")["role"] != "master":
-                continue
-            for name in node.execute_command("FT._LIST"):
-                if name.decode().startswith((f"{prefix}:", f"{prefix}-")):
-                    node.execute_command("FT.DROPINDEX", name)
-            pipe = node.pipeline(transaction=False)  # one key per DEL: keys of many slots
-            for key in node.scan_iter(match=f"{prefix}:*", count=1000):
-                pipe.delete(key)
-            pipe.execute()
-        except redis_sync.ConnectionError:
-            pass  # the master the failover test killed
-        finally:
-            node.close()
-
-
-@pytest.fixture
-async def cluster_redis(csettings: Settings) -> AsyncIterator[Redis]:
-    """The package's cluster client on the session's cluster."""
-    client = await open_redis(str(csettings.redis_url), connection=csettings.connection)
-    assert is_cluster(client)
-    yield client
-    await client.aclose()
-
-
-def _node(layout: ClusterState, port: int) -> redis_sync.Redis:
-    """A client of one node, that does not retry (a killed node fails at once)."""
-    return redis_sync.Redis(
-        host=layout.host, port=port, socket_timeout=5, retry=Retry(NoBackoff(), 0)
-    )
 
 
 def _on(settings: Settings, namespace: str) -> Settings:
@@ -122,7 +41,7 @@ def _keys_on(layout: ClusterState, pattern: str) -> dict[int, int]:
     """How many keys match ``pattern`` on each master (port -> count)."""
     found = {}
     for port in layout.master_ports:
-        node = _node(layout, port)
+        node = cluster_node(layout, port)
         try:
             found[port] = len(list(node.scan_iter(match=pattern, count=1000)))
         finally:
@@ -134,7 +53,7 @@ def _redirects(layout: ClusterState) -> int:
     """``MOVED`` and ``ASK`` replies the masters have sent so far."""
     total = 0
     for port in layout.master_ports:
-        node = _node(layout, port)
+        node = cluster_node(layout, port)
         try:
             stats = node.info("errorstats")
             total += sum(stats.get(f"errorstat_{e}", {}).get("count", 0) for e in ("MOVED", "ASK"))
@@ -144,7 +63,7 @@ def _redirects(layout: ClusterState) -> int:
 
 
 def _indexes_on(layout: ClusterState, port: int) -> set[str]:
-    node = _node(layout, port)
+    node = cluster_node(layout, port)
     try:
         return {n.decode() for n in node.execute_command("FT._LIST")}
     finally:
@@ -349,13 +268,46 @@ def _searches_on(layout: ClusterState, ports: list[int]) -> int:
     """FT.SEARCH calls the nodes on ``ports`` have served."""
     total = 0
     for port in ports:
-        node = _node(layout, port)
+        node = cluster_node(layout, port)
         try:
             stats = node.info("commandstats")
             total += int(stats.get("cmdstat_FT.SEARCH", {}).get("calls", 0))
         finally:
             node.close()
     return total
+
+
+async def test_a_durable_write_is_not_acknowledged_while_its_replica_is_stopped(
+    csettings: Settings, cluster_redis: Redis, local_cluster: LocalCluster, layout: ClusterState
+) -> None:
+    # Replication over loopback always wins the race, so only a stopped replica shows
+    # that a durable write waits for one (WAIT 1) and is refused when none answers.
+    settings = _on(csettings, "b").model_copy(update={"waitaof_timeout_ms": 300})
+    master = node_of(cluster_redis, Keys(settings.key_prefix, "b").stream)
+    assert master is not None
+    replica = layout.replica_ports(layout.master_ports.index(int(master.rsplit(":", 1)[1])))
+    pid = local_cluster.node(replica[0]).state().pid  # type: ignore[union-attr]
+    async with AsyncMemoryClient(settings) as client:
+        await client.write("Replicated fact before the pause: job b0 ran")
+
+        async def replica_known() -> bool:  # listed once its offset moved (a fresh cluster)
+            await refresh_topology(client.redis)
+            return replicas_of(client.redis, client.keys.stream) == 1
+
+        await wait_for(replica_known, 10)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            with pytest.raises(WriteTimeout, match="no replica of its shard acknowledged"):
+                await client.write("Fact written while the replica sleeps: job b1 ran")
+            waited_s = time.monotonic() - started
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        # Refused within the timeout, before the cluster could call the replica failed
+        # (which would let writes go on with the local fsync alone).
+        assert 0.25 <= waited_s < 2.0, waited_s
+        receipt = await client.write("Replicated fact after the pause: job b2 ran")
+        assert receipt.stream_id
 
 
 async def test_a_master_killed_mid_writes_loses_no_acknowledged_write(
