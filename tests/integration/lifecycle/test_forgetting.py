@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -285,6 +286,31 @@ async def test_a_sweeper_killed_mid_sweep_leaves_no_half_done_memory_and_a_rerun
     report = await client.sweep(max_active=100)  # the dead sweeper's lease is taken over
     assert report.archived == 300 - counts["archived"]
     assert (await client.stats())["memories"] == {"active": 100, "archived": 300, "protected": 0}
+
+
+async def test_a_sweeper_killed_inside_a_step_leaves_no_half_done_memory(
+    settings: Settings, client: AsyncMemoryClient, drain: Drain, redis: Redis
+) -> None:
+    # The test above kills between steps (where its sweeper sleeps); here the sweeper
+    # kills itself after the 2nd, then the 3rd round trip of its archiving phase (the 1st
+    # renews the lease), so a memory archived in two round trips is caught half done.
+    ids = await seed(client, drain, facts(48))
+    await age(redis, client, ids, days=30)
+    env = {**os.environ, **settings.to_env(), "PYTHONPATH": str(HERE.parent.parent)}
+    sweeper = [sys.executable, str(HERE / "sweep_process.py"), "8", "25", "0"]
+    for kill_after in (2, 3):
+        proc = subprocess.run([*sweeper, str(kill_after)], env=env, timeout=60, check=False)
+        assert proc.returncode == -signal.SIGKILL  # died mid-sweep, by its own kill
+        for memory_id in ids:
+            raw = await redis.hmget(
+                client.keys.doc(memory_id), ["status", "archived_at", "archive_reason"]
+            )
+            archived = raw[0] == b"archived"
+            assert archived == bool(raw[1]) == bool(raw[2]), (kill_after, raw)
+    counts = (await client.stats())["memories"]
+    assert 0 < counts["archived"] < 40, counts
+    report = await client.sweep(max_active=8)  # a rerun finishes the job
+    assert report.archived == 40 - counts["archived"]
 
 
 async def test_a_worker_sweeps_periodically(settings: Settings, drain: Drain, redis: Redis) -> None:
