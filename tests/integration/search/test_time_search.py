@@ -19,57 +19,81 @@ JUNE_2023 = 1686340500.0  # 2023-06-09 19:55 UTC
 DAY = 86_400.0
 
 
-async def test_a_question_naming_a_month_finds_what_happened_then_in_other_words(
-    client: AsyncMemoryClient, drain: Drain
-) -> None:
-    # Two memories match the question's words well, twenty only by the name; the one
-    # that happened in January 2022 matches by the name too, less well than those
-    # twenty (a longer text): the legs' depth (4 x top_k) stops before it, and only the
-    # legs run on the range's memories bring it in, where its date lifts it.
-    people = (
-        "her sister",
-        "the coach",
-        "a neighbour",
-        "her boss",
-        "the teacher",
-        "an old friend",
-        "her cousin",
-        "the mayor",
-        "a reporter",
-        "her mentor",
-        "the doctor",
-        "a stranger",
-        "her uncle",
-        "the pilot",
-        "a student",
-        "her aunt",
-        "the chef",
-        "a dancer",
-        "her landlord",
-        "the nurse",
-    )
+_PEOPLE = (
+    "her sister",
+    "the coach",
+    "a neighbour",
+    "her boss",
+    "the teacher",
+    "an old friend",
+    "her cousin",
+    "the mayor",
+    "a reporter",
+    "her mentor",
+    "the doctor",
+    "a stranger",
+    "her uncle",
+    "the pilot",
+    "a student",
+    "her aunt",
+    "the chef",
+    "a dancer",
+    "her landlord",
+    "the nurse",
+)
+_QUESTION = "What major achievement did Joanna accomplish in January 2022?"
+
+
+async def _joanna(client: AsyncMemoryClient, drain: Drain) -> str:
+    """Two memories that match ``_QUESTION``'s words well, twenty only by the name, all
+    from June 2023; and the one that happened in January 2022, which matches by the name
+    too, less well than those twenty (a longer text). Its id."""
     others = [
         "Joanna says a major achievement is hard to accomplish",
         "To accomplish a major achievement, Joanna trains daily",
-        *(f"Joanna had lunch with {p} on a rainy day" for p in people),
+        *(f"Joanna had lunch with {p} on a rainy day" for p in _PEOPLE),
     ]
     target = (
         "After three long years of evenings at the kitchen table, Joanna finally has her"
         " first full screenplay finished and sent out to the studios"
     )
-    question = "What major achievement did Joanna accomplish in January 2022?"
     receipts = await client.write_many(
         [{"content": t, "occurred_at": JUNE_2023 + n * DAY} for n, t in enumerate(others)]
         + [{"content": target, "occurred_at": JAN_2022}]
     )
     assert (await drain()).indexed == 23
+    return receipts[-1].id
+
+
+async def test_a_question_naming_a_month_finds_what_happened_then_in_other_words(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
+    # The legs' depth (4 x top_k) stops before the January memory, and only the legs run
+    # on the range's memories bring it in, where its date lifts it.
+    target = await _joanna(client, drain)
     few = client.settings.model_copy(update={"search_candidates": 3})
     async with AsyncMemoryClient(few) as ranged:
-        hits = {h.id: h for h in await ranged.search(question, top_k=3)}
-        assert receipts[-1].id in hits and hits[receipts[-1].id].occurred_at == JAN_2022
+        hits = {h.id: h for h in await ranged.search(_QUESTION, top_k=3)}
+        assert target in hits and hits[target].occurred_at == JAN_2022
     without = few.model_copy(update={"search_date_weight": 0.0})  # the range is not used
     async with AsyncMemoryClient(without) as plain:
-        assert receipts[-1].id not in [h.id for h in await plain.search(question, top_k=3)]
+        assert target not in [h.id for h in await plain.search(_QUESTION, top_k=3)]
+
+
+async def test_only_the_range_legs_bring_in_a_memory_the_words_rank_too_low(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
+    # Keyword legs alone: the twenty lunches outrank the January memory on the name, so
+    # the plain leg (12 rows) never returns it; the date boost is on either way, and can
+    # only lift what a leg returned. Without the legs over January 2022, it is not found.
+    target = await _joanna(client, drain)
+    few = client.settings.model_copy(update={"search_candidates": 3})
+    async with AsyncMemoryClient(few) as ranged:
+        found = await ranged.search(_QUESTION, top_k=3, mode="keyword")
+        assert target in [h.id for h in found]
+        words_only = _QUESTION.removesuffix(" in January 2022?")
+        unranged = await ranged.search(words_only, top_k=3, mode="keyword")
+        assert target not in [h.id for h in unranged]  # no range named: not among them
 
 
 @pytest.mark.parametrize("occurred_at", [JUNE_2023, None])
