@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from redis.asyncio import Redis
 from hindsight_redis import Settings
 from hindsight_redis.cli import main
 from hindsight_redis.redis.server import free_port
+from hindsight_redis.service.http import BearerAuth
 from hindsight_redis.service.tokens import create_token, list_tokens, revoke_token
 from hindsight_redis.settings import is_loopback
 from tests.integration.helpers import until_answers
@@ -265,3 +267,42 @@ async def test_expired_tokens_grant_nothing_and_leave_the_list(
     await redis.hset(key, "expires_at", "1.0")  # as if a day had passed
     assert await verify_token(redis, key_prefix, token) is None
     assert await list_tokens(redis, key_prefix) == []
+
+
+async def test_checked_tokens_never_reach_a_log_even_at_debug(
+    settings: Settings, redis: Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The server test above reads a log at the default level; here every logger says all
+    # it has (DEBUG) while the bearer check sees a valid, a revoked, an unknown and a
+    # malformed token: none of them, nor its secret part, may be in what was logged.
+    caplog.set_level(logging.DEBUG)
+    prefix = settings.key_prefix
+    valid, _ = await create_token(redis, prefix, namespace="a", agent_id="x", scope="admin")
+    revoked, info = await create_token(redis, prefix, namespace="a", agent_id="y")
+    assert await revoke_token(redis, prefix, info.token_id)
+    unknown = valid[:-6] + ("abcdef" if not valid.endswith("abcdef") else "fedcba")
+    malformed = "not-a-token-" + valid[-12:]
+    reached: list[str] = []
+
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def connection() -> Redis:
+        return redis
+
+    app = BearerAuth(inner, connection, prefix, loopback=False)
+    statuses = {}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as h:
+        for name, token in [("valid", valid), ("revoked", revoked), ("unknown", unknown)]:
+            bearer = {"authorization": f"Bearer {token}"}
+            statuses[name] = (await h.get("/mcp", headers=bearer)).status_code
+        bearer = {"authorization": f"Bearer {malformed}"}
+        statuses["malformed"] = (await h.get("/mcp", headers=bearer)).status_code
+    assert statuses == {"valid": 204, "revoked": 401, "unknown": 401, "malformed": 401}
+    assert reached == ["/mcp"]
+    logged = caplog.text + "".join(repr(r.args) for r in caplog.records)
+    for token in (valid, revoked, unknown, malformed):
+        secret = token[-16:]  # whatever the id part, the secret part must not show
+        assert token not in logged and secret not in logged, (token, logged[-2000:])
