@@ -27,12 +27,27 @@ async def archive(client: AsyncMemoryClient, ids: list[str]) -> None:
 async def test_export_purge_import_restores_every_field_of_every_archived_memory(
     client: AsyncMemoryClient, drain: Drain, redis: Redis, tmp_path: Path
 ) -> None:
-    ids = await seed(client, drain, facts(20, tags=["team:core"], agent_id="planner"))
+    items = facts(20, tags=["team:core"], agent_id="planner")
+    for n, item in enumerate(items):  # every field a write can carry, each memory its own
+        item.update(
+            context=f"Said in ops review {n} of the platform team",
+            session_id=f"session-{n % 3}",
+            task_type="ops",
+            source=f"runbook-{n}",
+            importance=0.5 + n / 100,
+            half_life_days=30.0 + n,
+            occurred_at=1_700_000_000.0 + n * 3600,
+        )
+    ids = await seed(client, drain, items)
     archived, active = ids[:12], ids[12:]
     await archive(client, archived)
     await client.protect(archived[0], True)
     before = await hashes(redis, client, ids)
     assert all(b"ctx_vec" in h and b"vec_g1" in h for h in before.values())  # both vectors
+    carried = [b"context", b"session_id", b"task_type", b"source", b"occurred_at"]
+    carried += [b"half_life_days", b"agent_id", b"tags", b"archived_at", b"archive_reason"]
+    for memory_id in archived:  # the data covers them: a field lost on the way shows
+        assert all(before[memory_id].get(f) for f in carried), before[memory_id]
 
     path = tmp_path / "cold.jsonl.gz"
     seen: list[tuple[int, int]] = []
