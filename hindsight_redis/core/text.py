@@ -117,23 +117,38 @@ def text_problem(text: str, *, controls: bool = True) -> str | None:
 
 
 _SYMMETRIC = frozenset({"and", "or", "&", "with", "nor", "和", "与", "及", "或"})
+_COPULAS = frozenset({"is", "are", "was", "were", "means", "equals"})  # "X is Y" = "Y is X"
 
 
 def two_words_exchanged(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """The same words in the same order but two, which traded places ("prefers EUR over
-    USD" / "... USD over EUR", "Bob pays Alice" / "Alice pays Bob"): who does what to whom,
-    or what is preferred over what, was reversed. A pair joined by "and", "or", "with"
-    ("Alice and Bob" / "Bob and Alice") says the same either way; a restatement in another
-    order moves more than two words."""
-    if len(a) != len(b):
+    """The same words in the same order but two, or two phrases of a few words each
+    around the same words, which traded places ("prefers EUR over USD" / "... USD over
+    EUR", "Bob pays Alice" / "Alice pays Bob", "the frontend depends on the auth service"
+    / "the auth service depends on the frontend"): who does what to whom, or what is
+    preferred over what, was reversed. A pair joined by "and", "or", "with" ("Alice and
+    Bob" / "Bob and Alice"), or by "is" ("my manager is Bob" / "Bob is my manager"),
+    says the same either way; a restatement in another order moves a phrase to the
+    front or the end (nothing stays between the two)."""
+    if len(a) != len(b) or a == b or sorted(a) != sorted(b):
         return False
-    moved = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
-    if len(moved) != 2:
-        return False
-    i, j = moved
-    if (a[i], a[j]) != (b[j], b[i]):
-        return False
-    return not (j - i == 2 and a[i + 1] in _SYMMETRIC)
+    pairs = list(zip(a, b, strict=True))
+    start = next(i for i, (x, y) in enumerate(pairs) if x != y)
+    end = next(i for i in range(len(pairs), 0, -1) if pairs[i - 1][0] != pairs[i - 1][1])
+    mine, theirs = a[start:end], b[start:end]
+    n = len(mine)
+    for first in range(1, min(n, _PHRASE + 1)):
+        for last in range(1, min(n - first, _PHRASE) + 1):
+            between = mine[first : n - last]
+            if theirs != mine[n - last :] + between + mine[:first]:
+                continue
+            if between and not (len(between) == 1 and between[0] in _SYMMETRIC | _COPULAS):
+                return True
+            if not between and first == last == 1:  # side by side: two single words only
+                return True
+    return False
+
+
+_PHRASE = 3  # words in a role at most ("the auth service")
 
 
 def one_word_swapped(a: tuple[str, ...], b: tuple[str, ...]) -> bool:

@@ -156,7 +156,7 @@ class Facts:
     words: frozenset[str] = frozenset()
     negated: frozenset[str] = frozenset()
     sequence: tuple[str, ...] = ()  # the topic words in text order
-    tokens: tuple[str, ...] = ()  # every word in text order, values included (lower case)
+    tokens: tuple[str, ...] = ()  # every word (Chinese: character) in order, values too, lower case
 
 
 def _zh_number(token: str) -> int:
@@ -445,7 +445,7 @@ def differ(a: Facts, b: Facts) -> list[str]:
     return found
 
 
-_TOKEN = re.compile(rf"[{HAN_CLASS}]+|[^\W_{HAN_CLASS}]+")
+_TOKEN = re.compile(rf"[{HAN_CLASS}]|[^\W_{HAN_CLASS}]+")  # Chinese: a character each
 _RAW_WORD = re.compile(rf"[{HAN_CLASS}]|[^\W\d_{HAN_CLASS}]{{3,}}")
 
 
