@@ -33,7 +33,7 @@ from tests.integration.helpers import wait_pid_gone
 
 FS = Path(__file__).parents[1] / "powercut_fs.py"
 _WRITERS = 4  # concurrent writers on one client
-_WRITE_S = 2.0  # of writes before the kill
+_WRITE_S = 4.0  # of writes before the kill: more than the 2.5 s balanced may lose
 
 
 @contextmanager
@@ -126,9 +126,10 @@ async def test_a_power_cut_loses_no_durable_write_and_at_most_a_second_of_balanc
         server.stop()
     lost = [(at, r) for at, r in acked if r.stream_id not in stored]
     rate = len(acked) / _WRITE_S
+    oldest_lost = max((killed_at - at for at, _ in lost), default=0.0)
     print(
         f"\nPOWER CUT profile={profile} acknowledged={len(acked)} (~{rate:.0f}/s) "
-        f"lost={len(lost)} fs={report}"
+        f"lost={len(lost)} (acknowledged up to {oldest_lost:.2f}s before the kill) fs={report}"
     )
     assert len(acked) >= 50  # enough writes to see a difference
     if profile == "durable":
@@ -138,5 +139,7 @@ async def test_a_power_cut_loses_no_durable_write_and_at_most_a_second_of_balanc
         # its last fsync...
         assert report["dropped_bytes"] > 0 and lost, report
         # ...and only those: everysec may hold a write(2) back up to 2 s behind a slow
-        # fsync, so "about a second" is at most 2.5 s of acknowledgements before the kill.
-        assert all(killed_at - at < 2.5 for at, _ in lost), [killed_at - at for at, _ in lost][:3]
+        # fsync, so "about a second" is at most 2.5 s of acknowledgements before the kill
+        # (of the 4 s of writes: the older ones must all be there).
+        assert acked[0][0] < killed_at - 2.5
+        assert oldest_lost < 2.5, oldest_lost
