@@ -19,8 +19,9 @@ the same thing again may succeed.
     │   ├── PortInUse                         the chosen port is taken
     │   └── DataDirError                      the data dir is not writable
     ├── RedisUnavailable (ConnectionError)    Redis unreachable, loading, read-only,
-    │                                         or unable to write its disk (MISCONF),
-    │                                         or a cluster failing over / moving slots [retryable]
+    │   │                                     or unable to write its disk (MISCONF),
+    │   │                                     or a cluster failing over / moving slots [retryable]
+    │   └── RedisOutOfMemory                  at maxmemory, Redis refuses writes (OOM)  [retryable]
     ├── NotARedisServer (ConnectionError)     something answers at the URL, not Redis
     ├── RedisAccessDenied (PermissionError)   wrong password, or an ACL forbids a command
     ├── SearchModuleMissing                   Redis answers but has no search module
@@ -112,6 +113,12 @@ class RedisUnavailable(HindsightError, ConnectionError):
     writes because it cannot write to its disk)."""
 
     retryable = True
+
+
+class RedisOutOfMemory(RedisUnavailable):
+    """Redis is at its ``maxmemory`` and refuses writes (``OOM``); nothing of the refused
+    command (or script) was written. Reads still work; writes succeed again once memory
+    is freed or the limit raised, so workers pause and retry as in an outage."""
 
 
 class NotARedisServer(HindsightError, ConnectionError):
@@ -278,6 +285,8 @@ def map_redis_error(exc: Exception, action: str, hint: str = "") -> HindsightErr
         )
     if isinstance(exc, rx.NoPermissionError):
         return RedisAccessDenied(f"cannot {action}: the Redis ACL forbids it ({detail})")
+    if isinstance(exc, rx.OutOfMemoryError):  # redis-py cut the "OOM" off the reply
+        return _out_of_memory(detail, action)
     if isinstance(exc, rx.ResponseError):
         return _from_reply(detail, action)
     return RedisCommandError(f"cannot {action}: {detail}", detail)
@@ -334,6 +343,20 @@ def transient(exc: BaseException) -> bool:
     )
 
 
+_OOM_REPLY = "used memory > 'maxmemory'"
+
+
+def _out_of_memory(reply: str, action: str) -> RedisOutOfMemory:
+    # Under noeviction Redis refuses every command that may grow memory, scripts included
+    # (checked before their first write, so none is half done). Retryable: memory freed
+    # or maxmemory raised, the same write succeeds.
+    return RedisOutOfMemory(
+        f"cannot {action}: Redis is at its maxmemory and refuses writes ({reply}); nothing "
+        "was written: retry once memory is freed (raise maxmemory, or archive and purge old "
+        "memories; `hindsight-redis doctor` shows the memory use)"
+    )
+
+
 def _from_reply(reply: str, action: str) -> HindsightError:
     """The error for a command Redis refused, from its reply text."""
     lowered = reply.lower()
@@ -354,10 +377,6 @@ def _from_reply(reply: str, action: str) -> HindsightError:
             f"({reply}); free space in (or make writable) its data directory, then retry "
             "(`hindsight-redis doctor` shows the state)"
         )
-    if lowered.startswith("oom"):
-        return RedisCommandError(
-            f"cannot {action}: Redis is out of memory ({reply}); raise maxmemory or "
-            "archive and purge old memories",
-            reply,
-        )
+    if own.startswith("oom") or _OOM_REPLY in lowered:
+        return _out_of_memory(reply, action)
     return RedisCommandError(f"cannot {action}: Redis refused it ({reply})", reply)

@@ -11,6 +11,8 @@ it was done, so restarting a fleet of workers does not rescan the keyspace).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -20,7 +22,12 @@ import redis.asyncio as aioredis
 
 from hindsight_redis.core.keys import glob_escape, namespace_discovery, namespace_registry
 from hindsight_redis.core.resp import as_text
-from hindsight_redis.errors import ConfigError, EmbeddingMismatch, redis_errors
+from hindsight_redis.errors import (
+    ConfigError,
+    EmbeddingMismatch,
+    RedisOutOfMemory,
+    redis_errors,
+)
 from hindsight_redis.settings import IdentitySettings, WorkerSettings
 
 if TYPE_CHECKING:
@@ -29,6 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 _SCAN_COUNT = 1000
 _RETRY_LATER_S = 60.0  # a namespace that could not be served is tried again after this
+_MAX_OOM_PAUSE_S = 5.0
 
 
 def wanted(
@@ -128,15 +136,27 @@ class ServedNamespaces:
         """True every ``namespace_refresh_s`` when serving more than one given namespace."""
         return not self.strict and time.monotonic() >= self._next_refresh
 
-    async def start(self, redis: aioredis.Redis) -> None:
-        """Register or discover the namespaces, then serve them."""
-        self.consumers.clear()
-        self.by_stream.clear()
-        if self.wanted == "*":
-            await discover_once(redis, self.prefix)
-        else:
-            await register(redis, self.prefix, self.wanted)
-        await self.refresh(redis)
+    async def start(self, redis: aioredis.Redis, stopping: asyncio.Event) -> None:
+        """Register or discover the namespaces, then serve them. While Redis is at its
+        maxmemory (it refuses to create groups and indexes), wait for room, or ``stopping``."""
+        pause_s = 0.0
+        while True:
+            self.consumers.clear()
+            self.by_stream.clear()
+            try:
+                if self.wanted == "*":
+                    await discover_once(redis, self.prefix)
+                else:
+                    await register(redis, self.prefix, self.wanted)
+                await self.refresh(redis)
+                return
+            except RedisOutOfMemory as e:
+                pause_s = min(max(pause_s * 2, 0.1), _MAX_OOM_PAUSE_S)
+                log.warning("cannot start serving (%s); retrying in %.1fs", e, pause_s)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stopping.wait(), pause_s)
+                if stopping.is_set():
+                    return
 
     async def refresh(self, redis: aioredis.Redis) -> None:
         """Serve the namespaces wanted and not served yet (new in the registry, or retried)."""

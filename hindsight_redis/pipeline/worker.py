@@ -182,7 +182,7 @@ class Worker:
             self._shared = shared_parts(
                 settings.embedding, settings.filters, settings.llm, settings.trust
             )
-            await self._served.start(redis)
+            await self._served.start(redis, self._stopping)
             await self._loop_until_done(redis, burst)
             for consumer in self._served.consumers.values():
                 await consumer.leave_group()

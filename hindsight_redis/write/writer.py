@@ -15,6 +15,7 @@ every namespace find it; later writes skip that.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -30,6 +31,7 @@ from hindsight_redis.errors import (
     Backpressure,
     ConfigError,
     RedisCommandError,
+    RedisOutOfMemory,
     WriteTimeout,
     map_redis_error,
     redis_errors,
@@ -84,15 +86,13 @@ class StreamWriter:
                     pipe.sadd(namespace_registry(self.keys.prefix), self.keys.namespace)
                 confirms = self._queue_confirmation(redis, pipe) if durable else 0
                 replies = await pipe.execute(raise_on_error=False)
-                written, confirmations = (
-                    replies[: len(replies) - confirms],
-                    replies[len(replies) - confirms :],
-                )
-                for reply in written:
-                    if isinstance(reply, Exception):
-                        raise reply
-                stream_id = replies[0]
-                self._registered = True
+                stream_id, *registered = replies[: len(replies) - confirms]
+                confirmations = replies[len(replies) - confirms :]
+                if isinstance(stream_id, Exception):
+                    raise stream_id
+                # An accepted write is never reported as failed: a refused registration
+                # (Redis reached maxmemory between the two) is tried again with the next.
+                self._registered = not any(isinstance(r, Exception) for r in registered)
         if durable:
             await self._check_confirmation(redis, confirmations)
         return WriteReceipt(id=event.event_id, stream_id=as_text(stream_id))
@@ -154,11 +154,15 @@ class StreamWriter:
         return reply, confirmations
 
     async def _register(self, redis: Redis) -> None:
-        """Add the namespace to the registry, once per writer."""
+        """Add the namespace to the registry, once per writer (after an accepted batch:
+        refused at maxmemory, it is tried again with the next batch, never failing this)."""
         if not self._registered:
-            with redis_errors("register the namespace", hint=_RETRY_KEYED):
+            with (
+                contextlib.suppress(RedisOutOfMemory),
+                redis_errors("register the namespace", hint=_RETRY_KEYED),
+            ):
                 await redis.sadd(namespace_registry(self.keys.prefix), self.keys.namespace)
-            self._registered = True
+                self._registered = True
 
     async def _wait_for_room(self, redis: Redis, deadline: float) -> None:
         while True:

@@ -41,6 +41,14 @@ def test_healthchecks_ask_for_liveness_and_parse() -> None:
             assert parser.parse_args(test[2:]).liveness, (path.name, name)
 
 
+def test_redis_refuses_writes_at_maxmemory_rather_than_evict() -> None:
+    """An evicted stream or consumer group loses accepted writes silently (doctor fails)."""
+    command = yaml.safe_load(COMPOSE.read_text())["services"]["redis"]["command"]
+    at = command.index("--maxmemory-policy")
+    assert command[at + 1] == "noeviction"
+    assert "--maxmemory-policy noeviction" in CLUSTER.read_text()
+
+
 def test_the_image_installs_every_dependency_but_the_embedded_server() -> None:
     import importlib.util
     import tomllib

@@ -13,6 +13,7 @@ from hindsight_redis.errors import (
     NotARedisServer,
     RedisAccessDenied,
     RedisCommandError,
+    RedisOutOfMemory,
     RedisUnavailable,
     SearchModuleMissing,
     map_redis_error,
@@ -33,7 +34,20 @@ from hindsight_redis.errors import (
         (rx.DataError("Invalid input of type"), InvalidArgument, "Invalid input"),
         (rx.ResponseError("unknown command 'FT.INFO', with args"), SearchModuleMissing, "Redis 8"),
         (rx.ResponseError("Syntax error at offset 3 near x"), InvalidQuery, "rejected the query"),
-        (rx.OutOfMemoryError("OOM command not allowed"), RedisCommandError, "out of memory"),
+        (rx.OutOfMemoryError("OOM command not allowed"), RedisOutOfMemory, "maxmemory"),
+        (  # as redis-py raises it: the "OOM" cut off
+            rx.OutOfMemoryError("command not allowed when used memory > 'maxmemory'."),
+            RedisOutOfMemory,
+            "nothing was written",
+        ),
+        (
+            rx.ResponseError(
+                "Command # 1 (XADD s * e x) of pipeline caused error: command not allowed "
+                "when used memory > 'maxmemory'."
+            ),
+            RedisOutOfMemory,
+            "refuses writes",
+        ),
         (
             rx.ResponseError("MISCONF Errors writing to the AOF file: No space left on device"),
             RedisUnavailable,
@@ -89,6 +103,11 @@ def test_the_boundary_raises_from_the_original_and_passes_ours_through() -> None
     assert same.value is ours
     with pytest.raises(KeyError), redis_errors("search"):  # not Redis's: untouched
         raise KeyError("x")
+
+
+def test_out_of_memory_is_retryable_like_an_outage() -> None:
+    mapped = map_redis_error(rx.OutOfMemoryError("command not allowed"), "write")
+    assert isinstance(mapped, RedisUnavailable) and mapped.retryable
 
 
 def test_command_errors_carry_the_reply() -> None:

@@ -26,6 +26,7 @@ from hindsight_redis.ops.doctor.checks import (
     check_search_gc,
 )
 from hindsight_redis.ops.doctor.data_format import check_data_format
+from hindsight_redis.ops.doctor.memory import check_memory
 from hindsight_redis.redis.cluster import as_cluster, cluster_url, is_cluster_url
 from hindsight_redis.redis.connection import (
     local_cluster,
@@ -133,6 +134,7 @@ async def _node(host: str, port: int, connection: ConnectionSettings) -> _Node:
             await check_search_gc(node, notes)
             await check_exposure(node, connection, notes)
             await check_disk_writes(node, notes, f"the log of {host}:{port}")
+            await check_memory(node, notes)
     finally:
         await node.aclose()
     return _Node(

@@ -21,6 +21,7 @@ from hindsight_redis.ops.doctor.checks import (
     check_search_gc,
 )
 from hindsight_redis.ops.doctor.data_format import check_data_format
+from hindsight_redis.ops.doctor.memory import check_memory
 from hindsight_redis.redis.connection import embedded_server, plain_password, profile_conflict
 from hindsight_redis.redis.server.profiles import (
     PersistenceProfile,
@@ -134,6 +135,7 @@ async def _check_server(
     await check_disk_writes(client, report, str(log))
     await check_exposure(client, connection, report)
     await check_hash_layout(client, report)
+    await check_memory(client, report)
     if has_search:
         await check_search_gc(client, report)
         await check_index(client, keys, report)

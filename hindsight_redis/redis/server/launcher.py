@@ -60,6 +60,10 @@ SEARCH_MODULE_ARGS = ["FORK_GC_RUN_INTERVAL", "2", "FORK_GC_CLEAN_THRESHOLD", "1
 # which costs nothing measurable (docs/decisions.md, "Listpack hashes").
 HASH_CONFIG = {"hash-max-listpack-value": "1024"}
 
+# At maxmemory Redis must refuse writes, never evict: an evicted stream, consumer group
+# or memory hash loses accepted writes silently (doctor fails on any other policy).
+MEMORY_CONFIG = {"maxmemory-policy": "noeviction"}
+
 
 @dataclass(frozen=True, slots=True)
 class ServerBinaries:
@@ -282,7 +286,8 @@ class EmbeddedServer:
             "--protected-mode",
             "yes",
         ]
-        for key, value in {**HASH_CONFIG, **self.profile.config, **self.extra_config}.items():
+        config = {**HASH_CONFIG, **MEMORY_CONFIG, **self.profile.config, **self.extra_config}
+        for key, value in config.items():
             args += [f"--{key}", value]
         for module in binaries.modules:
             args += ["--loadmodule", str(module)]
