@@ -34,7 +34,8 @@ the same thing again may succeed.
     ├── NotFound (KeyError)                   no memory with that id
     ├── MemoryProtected                       forget() of a protected memory without force
     ├── SweepBusy                             another sweeper holds the lease       [retryable]
-    └── ExportFileError (ValueError)          an export file is unreadable or not one of ours
+    ├── ExportFileError (ValueError)          an export file is unreadable or not one of ours
+    └── BackupError                           a backup cannot be taken, or a backup dir restored
 
 ``redis_errors`` is the boundary (in the style of httpx's
 ``map_httpcore_exceptions``): every Redis call of the library runs inside it,
@@ -184,6 +185,11 @@ class SweepBusy(HindsightError):
 
 class ExportFileError(HindsightError, ValueError):
     """An export file cannot be read, or was not written by ``export``."""
+
+
+class BackupError(HindsightError):
+    """A backup cannot be taken (no access to the server's files), or a backup directory
+    cannot be restored (not one of ours, damaged, or the target is not fresh)."""
 
 
 def shown(value: object, limit: int = 60) -> str:

@@ -10,6 +10,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from hindsight_redis.cli.backup import cmd_backup, cmd_restore
 from hindsight_redis.cli.common import ABOUT, Handler, settings_from_args
 from hindsight_redis.cli.evaluate import add_arguments as eval_arguments
 from hindsight_redis.cli.evaluate import cmd_eval
@@ -159,8 +160,19 @@ def build_parser() -> argparse.ArgumentParser:
     add_options(p, SearchOptions)
     p.add_argument("--json", action="store_true", help="print the hits as JSON")
     eval_arguments(add("eval", cmd_eval, "measure search on a golden file, or on the pool itself"))
-    for name, text in (("get", "show one memory"), ("restore", "restore an archived memory")):
-        add(name, by_id(name), text).add_argument("id", help=MEMORY_ID)
+    add("get", by_id("get"), "show one memory").add_argument("id", help=MEMORY_ID)
+    p = add("restore", cmd_restore, "restore an archived memory, or a backup (DIR)")
+    p.add_argument(
+        "id",
+        metavar="ID|DIR",
+        help=f"{MEMORY_ID}; or a directory written by `backup` (a path: with a /), restored "
+        "into a fresh --server-dir and served there",
+    )
+    p.add_argument("--force", action="store_true", help="DIR: move what --server-dir holds aside")
+    p.add_argument("--json", action="store_true", help="DIR: print the summary as JSON")
+    p = add("backup", cmd_backup, "snapshot the server (RDB, index definitions) into a new DIR")
+    p.add_argument("--out", required=True, type=Path, help="the directory to write (new or empty)")
+    p.add_argument("--json", action="store_true", help="print the manifest as JSON")
     p = add("protect", cmd_protect, "protect a memory from sweeps and forget (--off: lift it)")
     p.add_argument("id", help=MEMORY_ID)
     p.add_argument("--off", action="store_true", help="lift the protection instead")
