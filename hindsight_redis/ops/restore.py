@@ -35,7 +35,7 @@ from hindsight_redis.ops.backup import (
     file_sha256,
     namespace_states,
 )
-from hindsight_redis.redis.connection import plain_password
+from hindsight_redis.redis.connection import local_cluster, plain_password
 from hindsight_redis.redis.server import EmbeddedServer, ServerState, get_profile
 from hindsight_redis.settings import Settings
 
@@ -114,7 +114,7 @@ async def restore(
         )
 
     target = server_with()
-    if target.state() is not None:
+    if target.state() is not None or local_cluster(connection, server).state() is not None:
         raise BackupError(
             f"a server runs in {target.data_dir}: restore into a fresh data dir "
             "(--server-dir), or stop that one first (`hindsight-redis server stop`)"

@@ -116,6 +116,7 @@ class NamespaceConsumer:
         self.report = report
         self.sweeps = sweeps
         self.own_pending_first = False  # after an outage: re-read what this consumer held
+        self.interrupted: set[str] = set()  # entries of batches an outage cut short
         self.may_refine = True  # False once the refiner found nothing, until the next commit
         self.last_reclaim = 0.0
         self.last_fold = time.monotonic()  # busy from the start: the first fold waits too
@@ -191,9 +192,36 @@ class NamespaceConsumer:
         # First: should these calls fail and Redis be back by the next read, that read
         # must still re-read what this worker held when the outage hit.
         self.own_pending_first = True
+        await self._uncount()  # first: Redis at maxmemory refuses to create groups
         await self.ensure_group()
         if self._built is not None and self._built.ensure_index is not None:
             await self._built.ensure_index()
+
+    async def _uncount(self) -> None:
+        """Take back the delivery of the entries an outage cut short (Redis unreachable, or
+        at maxmemory refusing their commit): not their fault, it must not bring them nearer
+        the dead letters, however long Redis refuses. An entry another consumer took
+        meanwhile is left to it. (``XPENDING`` and ``XCLAIM`` are taken at maxmemory.)"""
+        ids = sorted(self.interrupted)
+        asked = self.redis.pipeline(transaction=False)
+        for entry_id in ids:
+            asked.xpending_range(
+                self.keys.stream, self.keys.group, min=entry_id, max=entry_id, count=1
+            )
+        claims = self.redis.pipeline(transaction=False)
+        for entry_id, info in zip(ids, await asked.execute() if ids else [], strict=True):
+            if info and as_text(info[0]["consumer"]) == self.name:
+                claims.xclaim(
+                    self.keys.stream,
+                    self.keys.group,
+                    self.name,
+                    min_idle_time=0,
+                    message_ids=[entry_id],
+                    retrycount=max(int(info[0]["times_delivered"]) - 1, 0),
+                    justid=True,  # JUSTID: this claim is no delivery
+                )
+        await claims.execute()
+        self.interrupted.clear()
 
     async def leave_group(self) -> None:
         """Stopped cleanly: forget this consumer, unless it holds entries (reclaimed later)."""

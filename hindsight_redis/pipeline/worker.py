@@ -411,6 +411,18 @@ class Worker:
     async def _process(
         self, redis: aioredis.Redis, work: list[tuple[NamespaceConsumer, list[Entry]]]
     ) -> None:
+        """The batches of several namespaces (``_process_all``); cut short by an outage,
+        their deliveries are taken back once Redis answers (``NamespaceConsumer.recover``)."""
+        try:
+            await self._process_all(redis, work)
+        except RedisUnavailable:
+            for consumer, entries in work:
+                consumer.interrupted.update(entry_id for entry_id, _ in entries)
+            raise
+
+    async def _process_all(
+        self, redis: aioredis.Redis, work: list[tuple[NamespaceConsumer, list[Entry]]]
+    ) -> None:
         """The batches of several namespaces: the common stages (filters, embed) run once
         over all their candidates, then each namespace runs its own and commits."""
         started = time.perf_counter()

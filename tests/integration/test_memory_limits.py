@@ -75,6 +75,7 @@ async def test_at_maxmemory_writes_are_refused_whole_and_workers_wait_then_catch
         worker_block_ms=50,
         worker_batch_size=20,
         claim_idle_ms=500,
+        max_deliveries=3,  # Redis refuses commits longer than that: none is dead-lettered
     )
     plain = redis.Redis.from_url(own_server.url)
     workers: list[tuple[Worker, asyncio.Task[object]]] = []
@@ -107,15 +108,20 @@ async def test_at_maxmemory_writes_are_refused_whole_and_workers_wait_then_catch
             with pytest.raises(RedisOutOfMemory):  # a single write (a plain XADD) too
                 await client.write("One more run of the nightly job")
             assert plain.xinfo_stream(client.keys.stream)["entries-added"] == accepted
-            # Reads still answer.
+            # Reads still answer, and doctor says how full Redis is.
             assert first.id in {hit.id for hit in await client.search("nightly batch job failed")}
+            capsys.readouterr()
+            doctor = ["doctor", "--redis-url", own_server.url, "--profile", "ephemeral"]
+            assert await asyncio.to_thread(main, doctor) == 1
+            out = capsys.readouterr().out
+            assert "of its maxmemory" in out and "refuses every write" in out, out
             start_worker("late")  # cannot even create its consumer group: waits for room
 
             async def both_wait() -> bool:  # one with a batch it cannot commit, one to start
                 said = [r.getMessage() for r in caplog.records if "maxmemory" in r.getMessage()]
-                return any(m.startswith("redis unavailable (cannot commit") for m in said) and any(
-                    m.startswith("cannot start serving") for m in said
-                )
+                commits = [m for m in said if m.startswith("redis unavailable (cannot commit")]
+                starts = [m for m in said if m.startswith("cannot start serving")]
+                return len(commits) > settings.max_deliveries and bool(starts)
 
             await wait_for(both_wait, timeout_s=30)
             await asyncio.sleep(2)
