@@ -35,6 +35,7 @@ from hindsight_redis.core.keys import Keys, namespace_registry
 from hindsight_redis.core.resp import as_text, reply_map
 from hindsight_redis.core.version import package_version
 from hindsight_redis.errors import BackupError, HindsightError, RedisCommandError, redis_errors
+from hindsight_redis.index.upgrade import read_format
 from hindsight_redis.redis.cluster import is_cluster_url
 from hindsight_redis.redis.connection import embedded_server, local_cluster, plain_password
 from hindsight_redis.settings import Settings, redact_url
@@ -228,15 +229,18 @@ async def _indexes(client: aioredis.Redis) -> dict[str, Any]:
 async def namespace_states(
     client: aioredis.Redis, prefix: str, also: Iterable[str]
 ) -> dict[str, dict[str, Any]]:
-    """Per namespace of ``prefix`` (the registry's, and ``also``): indexed memories, the
-    stream's entries and last id, each consumer group's last delivered id and pending
-    count. What a restore must give back."""
+    """Per namespace of ``prefix`` (the registry's, and ``also``): indexed memories, its
+    data format, the stream's entries and last id, each consumer group's last delivered id
+    and pending count. What a restore must give back."""
     with redis_errors("read the namespaces"):
         registered = {as_text(m) for m in await client.smembers(namespace_registry(prefix))}
     states = {}
     for namespace in sorted(registered | set(also)):
         keys = Keys(prefix, namespace)
-        state: dict[str, Any] = {"memories": await _memories(client, keys)}
+        state: dict[str, Any] = {
+            "memories": await _memories(client, keys),
+            "data_format": (await read_format(client, keys)).version,
+        }
         try:
             with redis_errors("read the stream"):
                 stream = reply_map(await client.xinfo_stream(keys.stream))

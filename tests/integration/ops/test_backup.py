@@ -15,6 +15,7 @@ import redis
 from hindsight_redis import AsyncMemoryClient, Settings, Worker
 from hindsight_redis.cli import main
 from hindsight_redis.core.keys import Keys
+from hindsight_redis.index.upgrade import DATA_FORMAT_VERSION
 from hindsight_redis.redis.server import EmbeddedServer, ServerState, get_profile
 from tests.integration.helpers import wait_pid_gone
 
@@ -121,6 +122,7 @@ async def test_backup_then_more_writes_then_restore_gives_back_exactly_the_backu
         assert "20 memories" in out and "3 pending" in out, out
         manifest = json.loads((servers["out"] / "manifest.json").read_text())
         assert manifest["quiescent"] and manifest["namespaces"]["team"]["memories"] == 20
+        assert manifest["namespaces"]["team"]["data_format"] == DATA_FORMAT_VERSION
         assert manifest["indexes"] == [keys.index_name(1)]
         assert {"dump.rdb", "indexes.json", "server.json", "profile"} <= {
             p.name for p in servers["out"].iterdir()
