@@ -131,13 +131,13 @@ def record_item(record: MemoryRecord) -> WriteItem:
         tags.append(PRIVATE)
     room = max(_MAX_TAGS - len(tags), 0)
     tags += [_clean(CATEGORY + c)[:128] for c in record.categories if c.strip()][:room]
-    key = f"{record.id}\n{record.content}".encode()
+    key = "\n".join([record.id, record.content, record.source or "", *tags]).encode()
     item: WriteItem = {
         "content": record.content,
         "source": SOURCE,
         "tags": tags,
         "importance": record.importance,
-        # A retried save is a no-op: the record's id and text key its write.
+        # A retried save is a no-op: the record's id and fields key its write.
         "idempotency_key": "crewai:" + hashlib.blake2b(key, digest_size=16).hexdigest(),
     }
     if record.source:
@@ -205,6 +205,18 @@ def _stored_record(stored: Stored) -> MemoryRecord:
     )
 
 
+def similarity(hit: SearchHit) -> float:
+    """CrewAI's semantic score of a hit: its best cosine (static or contextual vector),
+    else (found by keywords alone) its fused score; from 0 to 1.
+
+    A cosine, not the fused score: the fused score is relative (the top hit's is 1),
+    and CrewAI reads the score as absolute, to decide whether a new memory repeats an
+    old one (consolidation) and whether a recall found enough (or explores further).
+    """
+    cosines = [s for s in (hit.vector, hit.contextual) if s is not None]
+    return min(max(max(cosines) if cosines else hit.fused, 0.0), 1.0)
+
+
 def _in_scope(record: MemoryRecord, prefix: str) -> bool:
     return prefix == "/" or record.scope == prefix or record.scope.startswith(prefix + "/")
 
@@ -250,10 +262,15 @@ class HindsightStorage:
         await self.client.acall(lambda c: self._save(c, records))
 
     async def _update(self, c: AsyncMemoryClient, record: MemoryRecord) -> None:
-        # A memory's text is fixed: the new text is written, CrewAI's old memory erased.
-        await self._save(c, [record])
-        if await self._own(c, record.id) is not None:
+        # A memory's text is fixed: CrewAI's old memory is erased, the record written.
+        # Erased first: written first, the new memory could be merged into the old one.
+        own = await self._own(c, record.id)
+        if own is not None:
+            item = record_item(record)
+            if own.content == record.content and set(own.tags) == set(item.get("tags") or ()):
+                return  # nothing changed
             await c.erase(record.id)
+        await self._save(c, [record])
 
     def update(self, record: MemoryRecord) -> None:
         """Replace a CrewAI memory by the record (another adapter's memory stays)."""
@@ -282,8 +299,9 @@ class HindsightStorage:
                 continue
             if categories and not set(categories) & set(record.categories):
                 continue
-            if hit.fused >= min_score:
-                found.append((record, min(max(hit.fused, 0.0), 1.0)))
+            score = similarity(hit)
+            if score >= min_score:
+                found.append((record, score))
         return found[:limit]
 
     def search(
@@ -295,7 +313,8 @@ class HindsightStorage:
         limit: int = 10,
         min_score: float = 0.0,
     ) -> list[tuple[MemoryRecord, float]]:
-        """Hybrid search with the text the vector carries; scores are the fused score."""
+        """Hybrid search with the text the vector carries (scores: ``similarity``), in
+        hindsight's order."""
         _no_metadata(metadata_filter)
         query = vector_text(query_embedding)
         return self.client.call(

@@ -145,11 +145,27 @@ async def test_the_storage_keeps_scopes_and_changes_only_crewais_memories(
         hotel.scope,
         hotel.categories,
     )
-    # A crew's delete leaves another adapter's memory alone.
+    assert [r.id for r, _ in await storage.asearch(text_vector("Memmo"), "/crew/trips")][:1] == [
+        hotel.id
+    ]
+    storage.update(hotel)  # nothing changed: the same memory
+    assert storage.get_record(hotel.id) is not None
+    # A memory's text is fixed: an update writes the new one and erases CrewAI's old one.
+    storage.update(hotel.model_copy(update={"content": HOTEL.replace("19", "20")}))
+    assert storage.get_record(hotel.id) is None
+    await drain()
+    assert storage.count("/crew/trips/hotels") == 1
+    # A crew's changes leave another adapter's memory alone.
+    window = "Alice now wants window seats on night trains to Porto"
+    storage.update(found[SEAT].model_copy(update={"content": window}))
+    assert shared.get(foreign.id) is not None
+    await drain()
+    hotel = storage.list_records("/crew/trips/hotels")[0]
+    assert hotel.content == HOTEL.replace("19", "20") and storage.count() == 4
     assert storage.delete(record_ids=[foreign.id, hotel.id]) == 1
     assert storage.get_record(hotel.id) is None and shared.get(foreign.id) is not None
     storage.reset("/crew/trips")
-    assert storage.count("/crew/trips") == 0 and storage.count() == 1
+    assert storage.count("/crew/trips") == 0 and storage.count() == 2  # /crew/other, /
     storage.reset()
     assert storage.count() == 0
     assert [h.id for h in shared.search("aisle seats", mode="keyword")] == [foreign.id]
