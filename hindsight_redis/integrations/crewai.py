@@ -181,27 +181,15 @@ def to_record(
     )
 
 
-def _hit_record(hit: SearchHit) -> MemoryRecord:
+def _as_record(memory: SearchHit | Stored) -> MemoryRecord:
     return to_record(
-        hit.id,
-        hit.content,
-        hit.tags,
-        created_at=hit.created_at,
-        session_id=hit.session_id,
-        agent_id=hit.agent_id,
-        source=hit.source,
-    )
-
-
-def _stored_record(stored: Stored) -> MemoryRecord:
-    return to_record(
-        stored.id,
-        stored.content,
-        stored.tags,
-        created_at=stored.created_at,
-        session_id=stored.session_id,
-        agent_id=stored.agent_id,
-        source=stored.source,
+        memory.id,
+        memory.content,
+        memory.tags,
+        created_at=memory.created_at,
+        session_id=memory.session_id,
+        agent_id=memory.agent_id,
+        source=memory.source,
     )
 
 
@@ -294,7 +282,7 @@ class HindsightStorage:
         hits = await c.search(query, top_k=top_k, mode=self.mode, tags=tags)
         found: list[tuple[MemoryRecord, float]] = []
         for hit in hits:
-            record = _hit_record(hit)
+            record = _as_record(hit)
             if ROOT_TAG in hit.tags and not _in_scope(record, prefix):
                 continue
             if categories and not set(categories) & set(record.categories):
@@ -350,7 +338,7 @@ class HindsightStorage:
 
         async def get(c: AsyncMemoryClient) -> MemoryRecord | None:
             stored = await c.get(record_id)
-            return None if stored is None or stored.status != "active" else _stored_record(stored)
+            return None if stored is None or stored.status != "active" else _as_record(stored)
 
         return self.client.call(get)
 
@@ -363,7 +351,7 @@ class HindsightStorage:
 
     def _listed(self, scope_prefix: str | None) -> list[MemoryRecord]:
         stored = self.client.call(lambda c: self._records(c, scope_prefix))
-        return [_stored_record(s) for s in stored]
+        return [_as_record(s) for s in stored]
 
     def list_records(
         self, scope_prefix: str | None = None, limit: int = 200, offset: int = 0
@@ -413,8 +401,8 @@ class HindsightStorage:
         chosen = [
             s.id
             for s in owned
-            if _in_scope(_stored_record(s), _scope(scope_prefix))
-            and (not categories or set(categories) & set(_stored_record(s).categories))
+            if _in_scope(_as_record(s), _scope(scope_prefix))
+            and (not categories or set(categories) & set(_as_record(s).categories))
             and (older_than is None or _when(s.created_at) < older_than)
         ]
         if not chosen:

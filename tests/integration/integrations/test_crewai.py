@@ -27,6 +27,7 @@ from crewai.memory.analyze import (
     MemoryAnalysis,
     QueryAnalysis,
 )
+from crewai.memory.storage.backend import StorageBackend
 from crewai.memory.types import MemoryRecord
 from pydantic import Field
 
@@ -112,6 +113,7 @@ async def test_the_storage_keeps_scopes_and_changes_only_crewais_memories(
     shared: MemoryClient, drain: Drain
 ) -> None:
     storage = HindsightStorage(shared)
+    assert isinstance(storage, StorageBackend)  # every method of CrewAI's protocol
     foreign = shared.write(SEAT, agent_id="concierge", source="langchain")
     storage.save(
         [
