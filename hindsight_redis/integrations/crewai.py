@@ -235,9 +235,13 @@ class HindsightStorage:
 
     async def _save(self, c: AsyncMemoryClient, records: Sequence[MemoryRecord]) -> None:
         items = [record_item(r) for r in records if r.content.strip()]
-        if self.wait:
-            for item in items:
+        for item in items:
+            if self.wait:
                 item["wait"] = True
+            if not self.client.settings.agent_id:
+                # Hindsight keeps a private memory to its writer: with none, it stays
+                # shared, and CrewAI's own filter (by the record's source) applies.
+                item.pop("visibility", None)
         if items:
             await c.write_many(items)
 

@@ -173,6 +173,22 @@ async def test_the_storage_keeps_scopes_and_changes_only_crewais_memories(
     assert [h.id for h in shared.search("aisle seats", mode="keyword")] == [foreign.id]
 
 
+async def test_a_private_record_stays_with_the_crews_agent(
+    shared: MemoryClient, settings: Settings, drain: Drain
+) -> None:
+    secret = "Alice's passport number ends in 4471 and expires in 2031"
+    record = MemoryRecord(content=secret, scope="/crew/trips", private=True, source="alice")
+    HindsightStorage(shared).save([record])
+    with MemoryClient(settings) as anonymous:  # no agent_id: hindsight cannot keep it private
+        HindsightStorage(anonymous).save([record.model_copy(update={"scope": "/crew/b"})])
+    await drain()
+    hits = HindsightStorage(shared).search(text_vector("Alice passport"), "/crew/trips")
+    assert [(r.private, r.source) for r, _ in hits] == [(True, "alice")]
+    found = shared.search("Alice passport", mode="keyword", as_agent="another-agent")
+    assert [h.tags for h in found if "crewai:scope:/crew/b" in h.tags]  # the shared one
+    assert not [h for h in found if "crewai:scope:/crew/trips" in h.tags]
+
+
 async def test_a_crews_agents_share_one_pool_with_the_other_adapters(
     shared: MemoryClient, worker: Worker
 ) -> None:
