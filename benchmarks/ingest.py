@@ -17,6 +17,8 @@
 5. Refine shares: the 2-worker drain again with each ``--shares`` value of ``refine_share``
    (the share of a worker's time given to refining while writes wait; 0 refines only once
    the workers caught up, as before issue 32), the shares alternating over two rounds.
+6. Bytes per memory (``footprint``): the held-out LoCoMo turns written with the filters off
+   and drained, every key of the namespace counted, right after and at steady state.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from benchmarks import ingest_profile, locomo
+from benchmarks import footprint, ingest_profile, locomo
 from benchmarks.harness import DirectIndex, bench_settings, drain, embedded_redis, index_lag
 from benchmarks.measure import ratio
 from hindsight_redis import AsyncMemoryClient, Settings
@@ -182,6 +184,7 @@ def report(figures: dict[str, Any], embedder: str) -> None:
     )
     print(f"p50 {lag['p50_ms']:.1f} ms, p99 {lag['p99_ms']:.1f} ms")
     ingest_profile.report(figures["profile"])
+    footprint.report(figures["bytes_per_memory"])
 
 
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -211,7 +214,15 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         lag = await index_lag(
             settings, [settings.namespace], base, rate, 3.0 if args.quick else 10.0
         )
-    return {"write": writes, "end_to_end": e2e, "index_lag": lag, "profile": profile}
+        limit = 300 if args.quick else None  # quick: a pool of 300 pays for its blocks
+        footprint_ = await footprint.bytes_per_memory(url, args.embedder, limit)
+    return {
+        "write": writes,
+        "end_to_end": e2e,
+        "index_lag": lag,
+        "profile": profile,
+        "bytes_per_memory": footprint_,
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
