@@ -23,7 +23,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from hindsight_redis.core.codec import EVENT_FIELD, decode_outcome, encode_event
+from hindsight_redis.core.codec import EVENT_FIELD, decode_outcome, encode_event, encode_outcome
 from hindsight_redis.core.keys import Keys, namespace_registry
 from hindsight_redis.core.models import MemoryEvent, WriteReceipt
 from hindsight_redis.core.resp import as_text
@@ -229,13 +229,18 @@ class StreamWriter:
         with redis_errors("wait for the write to be processed"):
             raw = await self._outcome(redis, receipt, deadline)
             if raw is not None:  # searches served by replicas must see it too
-                await replicated(redis, self.keys.outcome(receipt.id), deadline - time.monotonic())
+                outcome = decode_outcome(raw)
+                record = (
+                    self.keys.doc(receipt.id)
+                    if outcome.get("status", "indexed") == "indexed"
+                    else self.keys.outcome(receipt.id)
+                )
+                await replicated(redis, record, deadline - time.monotonic())
         if raw is None:
             raise WriteTimeout(
                 f"write {receipt.id} was accepted but not processed within {timeout_s}s "
                 "(are workers running? `hindsight-redis stats` shows the backlog)"
             )
-        outcome = decode_outcome(raw)
         return WriteReceipt(
             id=receipt.id,
             status=str(outcome.get("status", "indexed")),
@@ -251,17 +256,34 @@ class StreamWriter:
         self, redis: Redis, receipt: WriteReceipt, deadline: float
     ) -> bytes | str | None:
         """The outcome of the write once it exists, or None past the deadline."""
-        raw: bytes | str | None = await redis.get(self.keys.outcome(receipt.id))
+        raw = await self._recorded(redis, receipt)
         while raw is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
             if receipt.duplicate:  # the first write's waiter gets the notification
                 await asyncio.sleep(min(_BLOCK_POLL_S, remaining))
-                raw = await redis.get(self.keys.outcome(receipt.id))
+                raw = await self._recorded(redis, receipt)
                 continue
             popped = await redis.blpop([self.keys.notify(receipt.id)], timeout=min(remaining, 1.0))
-            raw = popped[1] if popped else await redis.get(self.keys.outcome(receipt.id))
+            raw = popped[1] if popped else await self._recorded(redis, receipt)
+        return raw
+
+    async def _recorded(self, redis: Redis, receipt: WriteReceipt) -> bytes | str | None:
+        """The outcome already recorded for the write, if any: the notification (the whole
+        outcome; a duplicate leaves it to the first write's waiter), else the outcome key,
+        else, for a write that became a memory (an indexed write has no outcome key: its
+        memory records it), ``indexed``. One transaction: the commit script writes the
+        memory and the notification together."""
+        async with redis.pipeline(transaction=True) as pipe:
+            if not receipt.duplicate:
+                pipe.lpop(self.keys.notify(receipt.id))
+            pipe.get(self.keys.outcome(receipt.id))
+            pipe.exists(self.keys.doc(receipt.id))
+            *found, indexed = await pipe.execute()
+        raw: bytes | str | None = next((r for r in found if r is not None), None)
+        if raw is None and indexed:
+            raw = encode_outcome({"status": "indexed", "id": receipt.id})
         return raw
 
 

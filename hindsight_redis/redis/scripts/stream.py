@@ -130,6 +130,7 @@ async def commit(
     -- histogram: the bucket's field, and "sum") | merge
     -- (into target: counted in access_log, its source pending in merge_log) | drop |
     -- hold (target: the held hash; fields: the held write, stored under the memory id).
+    -- An indexed write gets no outcome key: its memory (target) records it, and guards it.
     -- memories: per candidate its outcome key, target (the memory written or merged
     -- into), notify list and content claim, then the keys of the
     -- `conflicts` memories the new one contradicts. generation: the index generation the
@@ -157,7 +158,9 @@ async def commit(
       local conflicts_first, conflicts_last = k + 4, k + 3 + item[8]
       k = conflicts_last + 1
       local result = 1
-      if redis.call('EXISTS', outcome_key) == 1 then
+      -- An indexed write's memory is its record (no outcome key: 190 bytes a memory).
+      if redis.call('EXISTS', outcome_key) == 1
+         or (op == 'index' and redis.call('EXISTS', target) == 1) then
         -- A second entry of a committed event (e.g. an append retried by a client) was
         -- counted as accepted: count it processed too, or the backlog never drains.
         if redis.call('XACK', stream, group, entry_id) == 1 then
@@ -206,7 +209,7 @@ async def commit(
         redis.call('XADD', recent_drops, 'MAXLEN', '~', '1000', '*', 'o', outcome)
       end
       if result == 1 then
-        redis.call('SET', outcome_key, outcome, 'EX', outcome_ttl_s)
+        if op ~= 'index' then redis.call('SET', outcome_key, outcome, 'EX', outcome_ttl_s) end
         redis.call('XACK', stream, group, entry_id)
         redis.call('HINCRBY', stats, 'processed', 1)
         for _, counter in ipairs(item[9]) do redis.call('HINCRBY', stats, counter, 1) end
