@@ -7,7 +7,8 @@ module's GC has run: the growth of ``used_memory`` per memory (all-in), and wher
 the ``MEMORY USAGE`` of every key of the namespace summed by kind (the memory hashes, content
 claims, outcomes, the stream...), the index (``FT.INFO``, each vector field's
 ``FT.DEBUG VECSIM_INFO``), and what is left (allocator overhead, the server's own). "Steady"
-is the same after what expires has gone: the outcome keys deleted, the stream trimmed.
+is the same after what expires has gone: every key with an expiry deleted (outcomes, content
+claims), the stream trimmed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from hindsight_redis import AsyncMemoryClient, Worker
 from hindsight_redis.core.keys import Keys
 
 CONTEXT_TURNS = 2  # as the recall benchmark writes them
-EXPIRING = ("outcome", "notify")  # kinds of keys that expire (outcome_ttl_s)
 
 
 def _text(value: Any) -> str:
@@ -87,6 +87,21 @@ async def index_bytes(redis: Redis, alias: str) -> dict[str, float]:
     return out
 
 
+async def expire_all(redis: Redis, keys: Keys) -> None:
+    """Delete every key of the namespace that has an expiry (outcomes, content claims...):
+    what steady state no longer holds."""
+    found = [k async for k in redis.scan_iter(match=keys.pattern, count=1000)]
+    for start in range(0, len(found), 1000):
+        chunk = found[start : start + 1000]
+        async with redis.pipeline(transaction=False) as pipe:
+            for key in chunk:
+                pipe.ttl(key)
+            ttls = await pipe.execute()
+        expiring = [key for key, ttl in zip(chunk, ttls, strict=True) if ttl >= 0]
+        if expiring:
+            await redis.delete(*expiring)
+
+
 async def snapshot(redis: Redis, keys: Keys, before: int, memories: int) -> dict[str, float]:
     """All-in bytes per memory and their breakdown."""
     total = await used_memory(redis) - before
@@ -121,10 +136,7 @@ async def bytes_per_memory(
         docs = [k async for k in redis.scan_iter(match=keys.doc_prefix + "*", count=1000)]
         memories = len(docs) - 1  # the warm-up's
         after = await snapshot(redis, keys, before, memories)
-        for kind in EXPIRING:
-            found = [k async for k in redis.scan_iter(match=keys.pattern_of(kind), count=1000)]
-            for start in range(0, len(found), 1000):
-                await redis.delete(*found[start : start + 1000])
+        await expire_all(redis, keys)
         await redis.xtrim(keys.stream, maxlen=0)
         steady = await snapshot(redis, keys, before, memories)
     finally:

@@ -92,7 +92,10 @@ class Keys:
         return f"{self.base}:notify:{event_id}"
 
     def content_claim(self, digest: str) -> str:
-        """Which memory holds a text (``rules.content_key``): exact twins merge into it."""
+        """Which memory holds a text (``rules.content_key``): exact twins merge into it.
+
+        Expires with the outcomes (``outcome_ttl_s``): it settles two workers indexing one
+        text at once; a twin written later meets the memory in the dedup stage's lookup."""
         return f"{self.base}:content:{digest}"
 
     @property

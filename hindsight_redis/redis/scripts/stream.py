@@ -182,7 +182,9 @@ async def commit(
            and redis.call('HGET', doc_prefix .. holder, 'status') == 'active' then
           result = -3
         else
-          redis.call('SET', claim, memory_id)
+          -- The claim settles a race of two workers over one text; later twins meet the
+          -- memory in the dedup stage's lookup, so it lasts as long as an outcome.
+          redis.call('SET', claim, memory_id, 'EX', outcome_ttl_s)
           redis.call('HSET', target, unpack(item[7]))
           for c = conflicts_first, conflicts_last do
             if redis.call('EXISTS', KEYS[c]) == 1 then

@@ -206,9 +206,24 @@ async def test_non_retryable_error_dead_letters_at_once(
 
 async def test_wait_true_returns_once_searchable(client: AsyncMemoryClient, worker: Worker) -> None:
     receipt = await client.write(FACT, wait=True, timeout_s=20)
-    assert receipt.status == "indexed"
+    assert receipt.status == "indexed" and receipt.scored_by  # the whole outcome, notified
     hits = await client.search("ERR_CONN_RESET", mode="keyword")
     assert receipt.id in [h.id for h in hits]
+
+
+async def test_an_indexed_write_is_recorded_by_its_memory_alone(
+    client: AsyncMemoryClient, drain: Drain
+) -> None:
+    first = await client.write(FACT, idempotency_key="k-rec")
+    await drain()
+    assert await client.redis.exists(client.keys.outcome(first.id)) == 0  # no outcome key
+    # A waiter after the fact, or a retry's (no notification of their own), learn it from
+    # the memory.
+    waited = await client._writer.wait_outcome(client.redis, first, 5)
+    assert waited.status == "indexed" and waited.id == first.id
+    again = await client.write(FACT, idempotency_key="k-rec", wait=True, timeout_s=5)
+    assert again.duplicate and again.status == "indexed" and again.id == first.id
+    assert (await client.stats())["indexed"] == 1
 
 
 async def test_wait_zero_looks_once_and_does_not_wait_the_default(
