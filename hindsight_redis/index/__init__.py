@@ -4,5 +4,6 @@
 (the index as data), ``record`` (which index is live, with which models),
 ``fields`` (fields added to older indexes), ``filters`` (filter
 expressions: who may see what), ``counts`` (memories by status), ``gc``
-(the search module's GC, kept frequent).
+(the search module's GC, kept frequent), ``claims`` (content claims written
+before they expired given an expiry: a stored-data upgrade step).
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from redis.asyncio import Redis
 
 from hindsight_redis import AsyncMemoryClient, Settings
-from hindsight_redis.lifecycle.claims import expire_content_claims
+from hindsight_redis.index.claims import expire_content_claims
 from tests.integration.helpers import Drain
 
 
@@ -22,4 +22,4 @@ async def test_claims_expire_and_old_ones_are_given_an_expiry(
     await redis.set(old, "m-old")
     assert await expire_content_claims(redis, client.keys, ttl) == 1
     assert 0 < await redis.ttl(old) <= ttl and await redis.get(old) == b"m-old"
-    assert await expire_content_claims(redis, client.keys, ttl) == 0  # idempotent
+    assert await expire_content_claims(redis, client.keys) == 0  # idempotent

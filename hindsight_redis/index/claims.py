@@ -4,7 +4,8 @@ A content claim (``Keys.content_claim``) settles two workers indexing one text a
 twin written later meets the memory in the dedup stage's lookup, so since issue 36 a claim
 expires with the outcomes (``outcome_ttl_s``) instead of costing ~150 bytes a memory
 forever. ``expire_content_claims`` is the stored-data migration for claims written before:
-idempotent (``EXPIRE ... NX`` leaves a claim that expires already as it is).
+idempotent (``EXPIRE ... NX`` leaves a claim that expires already as it is), and of the
+shape of an ``upgrade.Step``'s ``run``.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from redis.asyncio import Redis
 
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.errors import redis_errors
+from hindsight_redis.settings import WorkerSettings
 
 _BATCH = 1000
+_OUTCOME_TTL_S: int = WorkerSettings.model_fields["outcome_ttl_s"].default
 
 
-async def expire_content_claims(redis: Redis, keys: Keys, ttl_s: int) -> int:
+async def expire_content_claims(redis: Redis, keys: Keys, ttl_s: int = _OUTCOME_TTL_S) -> int:
     """Give every content claim of the namespace without an expiry one of ``ttl_s``
     seconds; how many were given one (0 once done: safe to run again)."""
     given = 0
