@@ -22,10 +22,11 @@ from redis.asyncio import Redis
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.errors import redis_errors
+from hindsight_redis.index.claims import expire_content_claims
 
 logger = logging.getLogger(__name__)
 
-DATA_FORMAT_VERSION = 2
+DATA_FORMAT_VERSION = 3
 """The format this release writes. Bump it with a step in ``STEPS`` whenever data or the
 index definition of an earlier release needs work to be read by this one."""
 
@@ -43,6 +44,14 @@ class Step:
     run: Callable[[Redis, Keys], Awaitable[None]] | None = None
 
 
+async def _expire_claims(redis: Redis, keys: Keys) -> None:
+    """Step 3: content claims of an earlier release, kept forever there, get an expiry."""
+    given = await expire_content_claims(redis, keys)
+    logger.info(
+        "%s: %d content claims of an earlier release given an expiry", keys.namespace, given
+    )
+
+
 STEPS: tuple[Step, ...] = (
     Step(
         2,
@@ -50,6 +59,12 @@ STEPS: tuple[Step, ...] = (
         "rebuild the index from this release's schema (occurred_at INDEXMISSING) over the "
         "same hashes and vectors, when its definition differs; swap the alias, drop the old",
         index=True,
+    ),
+    Step(
+        3,
+        "content-claims-expire",
+        "give the content claims of earlier releases (kept forever) the outcomes' expiry",
+        run=_expire_claims,
     ),
 )
 """Every step, by version. A data rewrite (a renamed hash field...) gets a ``run``."""

@@ -107,6 +107,9 @@ async def test_the_data_of_an_earlier_release_is_upgraded_and_fully_searchable(
     # vectors (same generation and field, nothing re-embedded), the old index dropped.
     found = await read_format(old_redis, keys)
     assert found.version == DATA_FORMAT_VERSION and "index-definition" in found.steps
+    # the content claims of the earlier release, kept forever there, now expire
+    claims = [k async for k in old_redis.scan_iter(match=keys.pattern_of("content"))]
+    assert claims and all([await old_redis.ttl(k) > 0 for k in claims])
     index = MemoryIndex(
         old_redis, keys, old_settings.index, old_settings.search, old_settings.embedding
     )
