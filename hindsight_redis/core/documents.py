@@ -10,6 +10,7 @@ outcome, read by ``record_from_outcome``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hindsight_redis.core.fields import DEFAULT_LANGUAGE
-from hindsight_redis.core.models import MemoryEvent, MemoryRecord, SearchHit
+from hindsight_redis.core.models import MemoryEvent, MemoryRecord, SearchHit, partition_of
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.core.text import has_han
 from hindsight_redis.core.vectors import vector_bytes
@@ -78,6 +79,22 @@ its language field): ``han``, or absent for Latin script."""
 HIT_ONLY_FIELDS = tuple(f for f in HIT_FIELDS if f not in SCOPE_FIELDS)
 """What each search leg returns beside ``SCOPE_FIELDS``: the hit's fields, so the ranked
 memories need no second read."""
+
+
+def claim_digest(
+    namespace: str, agent_id: str, visibility: str, tags: Sequence[str], content: str
+) -> str:
+    """The digest of a text's content claim (``Keys.content_claim``): exact twins collide.
+
+    Scoped to the namespace (and to the agent for private memories, and to the
+    partition: ``models.partition_of``); whitespace and case differences do not
+    make a text new.
+    """
+    owner = agent_id if visibility == "private" else ""
+    text = " ".join(content.split()).casefold()
+    partition = partition_of(tags)
+    scope = f"{namespace}\0{owner}" + (f"\0{partition}" if partition else "")
+    return hashlib.sha256(f"{scope}\0{text}".encode()).hexdigest()
 
 
 def join_tags(tags: Sequence[str]) -> str:

@@ -28,7 +28,7 @@ from typing import TypeVar
 from redis.asyncio import Redis
 
 from hindsight_redis.core.codec import pack_fields
-from hindsight_redis.core.documents import detect_language
+from hindsight_redis.core.documents import claim_digest, detect_language, split_tags
 from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text
@@ -238,10 +238,12 @@ async def purge_exported(
                     memories=[keys.doc(m.id) for m in archived],
                     plan=plan,
                 )
-            for memory, code in zip(archived, codes, strict=True):
+            gone = [m for m, code in zip(archived, codes, strict=True) if int(code) == 1]
+            for code in codes:
                 tally[int(code)] += 1
-                if removed_ids is not None and int(code) == 1:
-                    removed_ids.append(memory.id)
+            if removed_ids is not None:
+                removed_ids += [m.id for m in gone]
+            await _release_claims(redis, keys, gone)
         done += len(chunk)
         if progress is not None:
             progress(done, header.count)
@@ -254,6 +256,29 @@ async def purge_exported(
         archived_left=(counts or {}).get("archived", 0),
         elapsed_s=round(time.monotonic() - started, 3),
     )
+
+
+async def _release_claims(redis: Redis, keys: Keys, purged: list[ExportedMemory]) -> None:
+    """Delete the content claims of purged memories (a claim is per memory, kept forever
+    otherwise), each only while it still names its memory."""
+    if not purged:
+        return
+    claims = []
+    for memory in purged:
+        text = {name: memory.fields.get(name, b"").decode("utf-8", "replace") for name in _SCOPE}
+        digest = claim_digest(
+            keys.namespace,
+            text["agent_id"],
+            text["visibility"],
+            split_tags(text["tags"]),
+            text["content"],
+        )
+        claims.append(keys.content_claim(digest))
+    with redis_errors("release the purged memories' content claims"):
+        await scripts.release_claims(redis, claims=claims, ids=[m.id for m in purged])
+
+
+_SCOPE = ("agent_id", "visibility", "tags", "content")
 
 
 async def import_memories(

@@ -17,12 +17,11 @@ recent write (``rule:duplicate``) within a bounded per-worker window.
 from __future__ import annotations
 
 import functools
-import hashlib
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from hindsight_redis.core.models import partition_of
+from hindsight_redis.core.documents import claim_digest
 from hindsight_redis.core.text import UNSPACED, script_of
 from hindsight_redis.language.speaker import strip_speaker_label
 from hindsight_redis.pipeline.stages.base import Candidate, alive
@@ -135,18 +134,12 @@ def check_rules(text: str, lists: FilterConfig) -> str | None:
 
 
 def content_key(candidate: Candidate) -> str:
-    """The hash under which exact duplicates of ``candidate`` collide.
-
-    Scoped to the namespace (and to the agent for private memories, and to
-    the partition: ``models.partition_of``); whitespace and case differences
-    do not make a text new.
-    """
+    """The hash under which exact duplicates of ``candidate`` collide
+    (``documents.claim_digest`` of its text and scope)."""
     event = candidate.event
-    owner = event.agent_id if event.visibility == "private" else ""
-    text = " ".join(candidate.content.split()).casefold()
-    partition = partition_of(event.tags)
-    scope = f"{event.namespace}\0{owner}" + (f"\0{partition}" if partition else "")
-    return hashlib.sha256(f"{scope}\0{text}".encode()).hexdigest()
+    return claim_digest(
+        event.namespace, event.agent_id, event.visibility, event.tags, candidate.content
+    )
 
 
 class RuleFilter:

@@ -23,6 +23,7 @@ from hindsight_redis.redis.scripts.lifecycle import (
     lease_release,
     lease_renew,
     purge_if_unchanged,
+    release_claims,
 )
 from hindsight_redis.redis.scripts.memories import (
     count_hits,
@@ -70,6 +71,7 @@ __all__ = [
     "record_if_absent",
     "refine",
     "reject_held",
+    "release_claims",
     "release_held",
     "replay",
     "resolve_pair",

@@ -145,6 +145,23 @@ async def purge_if_unchanged(
 
 
 @redis_script
+async def release_claims(redis: Redis, *, claims: KeyList, ids: ArgList) -> int:
+    """
+    -- Delete each content claim that still names its memory (ids: one per claim); a claim
+    -- a worker gave to a new twin meanwhile is kept. -> how many were deleted
+    local released = 0
+    for i = claims_first, #KEYS do
+      if redis.call('GET', KEYS[i]) == ARGV[ids_first + i - claims_first] then
+        redis.call('DEL', KEYS[i])
+        released = released + 1
+      end
+    end
+    return released
+    """
+    ...
+
+
+@redis_script
 async def import_if_absent(redis: Redis, *, memories: KeyList, docs: ArgList) -> int:
     """
     -- Import: write each memory (its field/value pairs as one msgpack array) unless a

@@ -147,3 +147,27 @@ async def test_import_into_another_namespace_with_another_embedder_re_embeds(
     async with AsyncMemoryClient(mismatched) as wrong:
         with pytest.raises(EmbeddingMismatch):  # the index guard: moved is a local index now
             await wrong.import_file(path)
+
+
+async def test_purge_releases_the_content_claims_of_what_it_deleted_only(
+    client: AsyncMemoryClient, drain: Drain, redis: Redis, tmp_path: Path
+) -> None:
+    # A content claim per memory was kept forever: a namespace whose archived memories go
+    # to cold files kept one key per memory it ever held (found by the soak benchmark).
+    shared = facts(4, tags=["team:core"])
+    private = facts(2, start=4, visibility="private", agent_id="planner", tags=["partition:ann"])
+    ids = await seed(client, drain, shared + private)
+    claims = [k async for k in redis.scan_iter(match=client.keys.pattern_of("content"))]
+    assert len(claims) == 6
+    purged, kept = ids[:2] + ids[4:5], ids[2:4] + ids[5:]
+    await archive(client, purged)
+    path = tmp_path / "cold.jsonl.gz"
+    await client.export(path)
+    assert (await client.purge_exported(path)).removed == 3
+    holders = {(await redis.get(k)).decode() for k in claims if await redis.exists(k)}
+    assert holders == set(kept)  # the purged memories' claims only, private ones included
+
+    twin = await client.write(**shared[0])  # a claim released names no merge target
+    await drain()
+    record = await client.get(twin.id)
+    assert record is not None and record.status == "active"
