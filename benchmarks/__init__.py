@@ -24,6 +24,7 @@ SUITE: dict[str, str] = {
     "chinese": "benchmarks.chinese",
     "poisoning": "benchmarks.poisoning",
     "load": "benchmarks.load.run",
+    "soak": "benchmarks.soak.run",
     "memory": "benchmarks.memory",
     "sweep": "benchmarks.sweep",
     "tenants": "benchmarks.tenants",
