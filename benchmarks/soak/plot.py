@@ -75,6 +75,7 @@ def plot(samples: list[dict[str, float]], args: argparse.Namespace, f: dict[str,
         alpha=0.6,
         label="search p99",
     )
+    p99.set_yscale("log")  # a busy host's stalls reach seconds; the run's ms stay readable
     p99.set_ylabel("search p99 (ms)")
     p99.legend(loc="upper right", fontsize=7)
     ax.set_xlabel("minutes")

@@ -135,7 +135,8 @@ class Soak:
         when due (the sample after it shows the floor of the archived memories' sawtooth)."""
         args = self.args
         next_cold, cycles = t0 + args.cold_every, 0
-        while (now := time.time()) < t0 + args.seconds + args.every / 2:
+        # The last sample comes before the agents stop: their exit is no trend.
+        while (now := time.time()) < t0 + args.seconds - 1:
             after_cold = 0.0
             if now >= next_cold:
                 await self.cold_cycle(client, cycles)
