@@ -47,12 +47,20 @@ CHECKS: dict[str, Check] = {
     "refine.pending": Check(0.10, 500.0),
     "refine.lag_s": Check(0.10, 30.0),
     "redis.unexplained_mb": Check(0.10, 5.0),
+    "index.num_docs": Check(0.10, 50.0),
+    "index.num_terms": Check(0.10, 500.0),
+    "index.total_inverted_index_blocks": Check(0.10, 50.0),
+    "index.": Check(0.10, 2.0),  # the index's sizes, in MB
     "search.p99_ms": Check(1.0, 20.0),
 }
 # Series that saw-tooth with the cold job (archived memories pile up between two runs of
 # it): judged on the samples taken just after it, the floor of the tooth.
 AFTER_COLD = ("keys.mem", "keys.content", "memories.archived")
+# index.num_records: the search module's count of inverted-index records, which counts
+# deleted documents' records until its GC visits their terms; the index's sizes in MB
+# (checked) say what they hold.
 REPORTED = (
+    "index.num_records",
     "rss_mb.redis",
     "redis.used_memory_mb",
     "redis.rss_mb",
@@ -110,9 +118,34 @@ def explained_mb(row: dict[str, float], bytes_of: dict[str, float]) -> float:
     return total / 2**20
 
 
+async def keyspace_overhead(client: AsyncMemoryClient, n: int = 20_000) -> float:
+    """Bytes a key with a TTL costs beyond its ``MEMORY USAGE`` (its entries in the
+    keyspace's and the expiries' tables), measured: ``n`` such keys written under a
+    scratch prefix, ``used_memory`` before and after, then deleted."""
+    redis = client.redis
+    scratch = f"{client.keys.prefix}-overhead:{{{client.keys.namespace}}}:outcome:"
+    names = [f"{scratch}{i:032x}" for i in range(n)]
+    before = int((await redis.info("memory"))["used_memory"])
+    for first in range(0, n, 1000):
+        pipe = redis.pipeline(transaction=False)
+        for name in names[first : first + 1000]:
+            pipe.set(name, '{"status":"indexed"}', ex=3600)
+        await pipe.execute()
+    after = int((await redis.info("memory"))["used_memory"])
+    usage = await redis.memory_usage(names[0], samples=0) or 0
+    for first in range(0, n, 1000):
+        await redis.delete(*names[first : first + 1000])
+    return max((after - before) / n - usage, 0.0)
+
+
 async def measure_bytes(client: AsyncMemoryClient) -> dict[str, float]:
-    """Bytes per key of the growing kinds (sampled) and per entry of the growing streams."""
+    """Bytes per key of the growing kinds and per entry of the growing streams: a sample's
+    ``MEMORY USAGE``, plus the keyspace's own cost of a key with a TTL (``keyspace``)."""
     out = await bytes_per_key(client.redis, client.keys, [*GROWING, "mem"])
+    out["keyspace"] = await keyspace_overhead(client)
+    for kind in TTL_S:
+        if kind in out:
+            out[kind] += out["keyspace"]
     for stream in GROWING_STREAMS:
         key = f"{client.keys.base}:{stream}"
         length = await client.redis.xlen(key)

@@ -1,5 +1,5 @@
 """What the soak samples every 10 s: each process's RSS and descriptors, Redis's memory,
-keys by kind, stream lengths, connections, the queues.
+keys by kind, stream lengths, connections, the queues, the search index's sizes.
 
 Processes are read from ``/proc`` (Linux; no psutil): ``VmRSS`` of ``status`` and the
 entries of ``fd``. Keys are counted by a ``SCAN`` of the run's prefix, by kind: the segment
@@ -79,6 +79,28 @@ async def bytes_per_key(
     return out
 
 
+INDEX_FIGURES = ("num_docs", "num_terms", "num_records", "total_inverted_index_blocks")
+
+
+async def index_figures(redis: Redis, keys: Keys) -> dict[str, float]:
+    """The search index's counts and sizes (``FT.INFO``): ``index.num_terms``,
+    ``index.inverted_sz_mb``...; empty before the index exists."""
+    try:
+        reply: Any = await redis.execute_command("FT.INFO", keys.index_alias)  # type: ignore[no-untyped-call]
+    except Exception:  # no index yet
+        return {}
+    pairs = reply.items() if isinstance(reply, dict) else zip(reply[::2], reply[1::2], strict=False)
+    out = {}
+    for name, value in pairs:
+        field = as_text(name)
+        if field in INDEX_FIGURES or field.endswith("_mb"):
+            try:
+                out[f"index.{field}"] = float(as_text(value))
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
 async def sample(
     redis: Redis, keys: Keys, processes: dict[str, int], t0: float
 ) -> dict[str, float]:
@@ -110,6 +132,7 @@ async def sample(
     row["queue.dead_letters"] = state.dead_letters
     row["refine.pending"] = state.refine_pending or 0
     row["refine.lag_s"] = state.refine_lag_s(now)
+    row.update(await index_figures(redis, keys))
     memories = state.memories or {}
     row["memories.active"] = memories.get("active", 0)
     row["memories.archived"] = memories.get("archived", 0)
