@@ -20,7 +20,7 @@ DAY = 86_400.0
 # Kinds of keys that grow by design, and why. Each is counted, its bytes measured, and
 # Redis's memory must be explained by them (``redis.unexplained_mb``).
 GROWING: dict[str, str] = {
-    "outcome": "one per write, expires after outcome_ttl_s (7 days)",
+    "outcome": "one per merged or dropped write, expires after outcome_ttl_s (7 days)",
     "idem": "one per idempotency key, expires after idempotency_ttl_s (7 days)",
     "export-ids": "one per cold export file (its ids, for erasure)",
 }
