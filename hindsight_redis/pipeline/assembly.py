@@ -84,6 +84,18 @@ class SharedParts:
     ledger: SpendLedger | None = None
     """Counts the stages' LLM calls: attached to Redis by the first ``build_pipeline``."""
 
+    def warm(self) -> None:
+        """Load now (blocking) what the first batch would: a local embedder's model (~0.4 s
+        of CPU) and the token counter's encoding (~0.15 s: the summarizer and the fact
+        comparison count tokens). A worker does it before reading, so its first writes do
+        not wait for them (nor does a profile of its stages count them per write)."""
+        from hindsight_redis.language.tokens import encoding
+
+        warm = getattr(self.embedder, "warm", None)
+        if callable(warm):
+            warm()
+        encoding()
+
 
 @dataclass(frozen=True, slots=True)
 class PipelineSettings:

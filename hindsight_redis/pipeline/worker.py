@@ -182,6 +182,8 @@ class Worker:
             self._shared = shared_parts(
                 settings.embedding, settings.filters, settings.llm, settings.trust
             )
+            if self.role != "refine":
+                await asyncio.to_thread(self._shared.warm)
             await self._served.start(redis, self._stopping)
             await self._loop_until_done(redis, burst)
             for consumer in self._served.consumers.values():

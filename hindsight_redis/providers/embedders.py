@@ -187,6 +187,10 @@ class LocalEmbedder:
                 logger.info("loaded static model %s (%d tokens)", self.model_id, len(rows))
             return self._model
 
+    def warm(self) -> None:
+        """Load the model now (blocking), not on the first ``embed``."""
+        self._load()
+
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` (blocking; well over 10,000 short texts/s on one core)."""
         texts = text_list(texts)
