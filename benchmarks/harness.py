@@ -10,6 +10,7 @@ processes, configured through ``Settings.to_env``.
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import resource
 import signal
@@ -158,6 +159,68 @@ async def drain(
     return {"rate": rate, "cpu_ms": (children_cpu_s() - cpu_s) * 1000 / total}
 
 
+WRITE_BATCH = 100
+"""Writes per ``write_many`` of a client process in ``concurrent_drain`` (an agent's flush)."""
+
+
+def _write_all(env: dict[str, str], texts: list[str], go: Any) -> None:
+    """A client process: once ``go`` is set, ``texts`` written (``write_many`` of
+    ``WRITE_BATCH``) with the settings ``env`` rebuilds."""
+    os.environ.update(env)
+    go.wait()
+
+    async def write() -> None:
+        async with AsyncMemoryClient(Settings()) as client:
+            for first in range(0, len(texts), WRITE_BATCH):
+                batch = texts[first : first + WRITE_BATCH]
+                await client.write_many([{"content": t} for t in batch])
+
+    asyncio.run(write())
+
+
+async def concurrent_drain(
+    settings: Settings, texts: list[str], clients: int = 2, workers: int = WORKERS
+) -> dict[str, float]:
+    """Memories/s of ``workers`` running workers (models loaded) while ``clients`` client
+    processes write ``texts`` between them as fast as they can: from the moment the
+    writers start to the last write processed. ``write_rate``: the writers' own, over the
+    same clock (should the writers be the slower, the drain rate is theirs)."""
+    redis = Redis.from_url(settings.redis_url or "")
+    namespaces = [settings.namespace]
+    await AsyncMemoryClient(settings, redis=redis).write("warm-up: the workers load their models")
+    procs = start_workers(settings, workers)
+    context = multiprocessing.get_context("spawn")
+    go = context.Event()
+    writers = [
+        context.Process(target=_write_all, args=(settings.to_env(), texts[n::clients], go))
+        for n in range(clients)
+    ]
+    try:
+        while await processed(redis, settings.key_prefix, namespaces) < 1:
+            await asyncio.sleep(0.05)
+        for writer in writers:
+            writer.start()
+        await asyncio.sleep(1.0)  # the writers' interpreters start (spawn) before the clock
+        start = time.perf_counter()
+        go.set()
+        written_s = None
+        while await processed(redis, settings.key_prefix, namespaces) < 1 + len(texts):
+            if written_s is None and not any(w.is_alive() for w in writers):
+                written_s = time.perf_counter() - start
+            await asyncio.sleep(0.01)
+        elapsed = time.perf_counter() - start
+    finally:
+        for writer in writers:
+            writer.join(timeout=60)
+        stop_workers(procs)
+        await redis.aclose()
+    return {
+        "rate": len(texts) / elapsed,
+        "write_rate": len(texts) / (written_s or elapsed),
+        "clients": clients,
+    }
+
+
 async def index_lag(
     settings: Settings, namespaces: Sequence[str], texts: list[str], rate: float, seconds: float
 ) -> dict[str, float]:
@@ -206,6 +269,7 @@ async def index_lag(
     return {
         "rate": rate,
         "p50_ms": percentile(lags, 50) * 1000,
+        "p90_ms": percentile(lags, 90) * 1000,
         "p99_ms": percentile(lags, 99) * 1000,
         "memories": len(lags),
         "cpu_ms": (children_cpu_s() - cpu_s) * 1000 / max(len(written), 1),

@@ -9,6 +9,8 @@
    write), against the ceiling: the same documents, prepared beforehand, written with
    pipelined ``HSET``s straight into an index like the workers' (what Redis alone takes to
    index them); and the embedder alone, in the worker's batch size.
+   Then the same writes from 2 client processes (``write_many`` of 100) while 2 running
+   workers drain them (``concurrent_drain_ratio``).
 3. Index lag: ``indexed_at - created_at`` per memory at a steady rate of ``write()`` calls
    (half the 2-worker rate, 50-2,000/s), 2 workers.
 4. Where the time goes: one ingest-only worker in this process over a quarter of the
@@ -31,7 +33,14 @@ from typing import Any
 from redis.asyncio import Redis
 
 from benchmarks import footprint, ingest_profile, locomo
-from benchmarks.harness import DirectIndex, bench_settings, drain, embedded_redis, index_lag
+from benchmarks.harness import (
+    DirectIndex,
+    bench_settings,
+    concurrent_drain,
+    drain,
+    embedded_redis,
+    index_lag,
+)
 from benchmarks.measure import ratio
 from hindsight_redis import AsyncMemoryClient, Settings
 from hindsight_redis.core.codec import EVENT_FIELD, encode_event
@@ -169,6 +178,12 @@ def report(figures: dict[str, Any], embedder: str) -> None:
     for name in ("1_worker", "2_workers"):
         rate = e2e[name]["rate"]
         print(f"| {name.replace('_', ' ')} | {rate:,.0f} | {ratio(rate, e2e['raw_hset']):.0%} |")
+    c = figures["concurrent"]
+    print(
+        f"| 2 workers, {c['clients']} client processes writing meanwhile "
+        f"({c['write_rate']:,.0f} writes/s) | {c['rate']:,.0f} | "
+        f"{figures['concurrent_drain_ratio']:.0%} |"
+    )
     two = e2e["2_workers"]
     print(
         f"outcomes (2 workers): indexed {two['indexed']:,}, merged {two['merged']:,}, "
@@ -182,7 +197,7 @@ def report(figures: dict[str, Any], embedder: str) -> None:
     print(
         f"\n## Index lag at {lag['rate']:,.0f} writes/s, 2 workers ({lag['memories']:,} memories)"
     )
-    print(f"p50 {lag['p50_ms']:.1f} ms, p99 {lag['p99_ms']:.1f} ms")
+    print(f"p50 {lag['p50_ms']:.1f} ms, p90 {lag['p90_ms']:.1f} ms, p99 {lag['p99_ms']:.1f} ms")
     ingest_profile.report(figures["profile"])
     footprint.report(figures["bytes_per_memory"])
 
@@ -201,6 +216,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             "2_workers": await end_to_end(url, texts, args.embedder, 2),
         }
         e2e["2_workers_vs_raw_hset"] = ratio(e2e["2_workers"]["rate"], e2e["raw_hset"])
+        concurrent = await concurrent_drain(bench_settings(url, embedder=args.embedder), texts)
         profile = await ingest_profile.profile(url, texts[: count // 4], args.embedder)
         shares = [float(s) for s in args.shares.split(",")]
         drains: dict[str, list[float]] = {f"{s:g}": [] for s in shares}
@@ -217,8 +233,15 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         limit = 300 if args.quick else None  # quick: a pool of 300 pays for its blocks
         footprint_ = await footprint.bytes_per_memory(url, args.embedder, limit)
     return {
+        "drain_per_s": e2e["2_workers"]["rate"],
+        "ceiling_per_s": e2e["raw_hset"],
+        "drain_ratio": e2e["2_workers_vs_raw_hset"],
+        "concurrent_drain_per_s": concurrent["rate"],
+        "concurrent_drain_ratio": ratio(concurrent["rate"], e2e["raw_hset"]),
+        "lag_ms": {p: lag[f"{p}_ms"] for p in ("p50", "p90", "p99")},
         "write": writes,
         "end_to_end": e2e,
+        "concurrent": concurrent,
         "index_lag": lag,
         "profile": profile,
         "bytes_per_memory": footprint_,
