@@ -116,7 +116,7 @@ async def profile(url: str, texts: list[str], embedder: str) -> dict[str, Any]:
         server_before = await redis_cpu_s(client.redis)
         wall, cpu, process = time.perf_counter(), time.thread_time(), time.process_time()
         with timed_stages(clocks):
-            await worker.run_async(burst=True)
+            await worker.run_async(burst=True, own_process=True)  # as the CLI's
         wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
         process = time.process_time() - process
         server = await redis_cpu_s(client.redis) - server_before

@@ -96,7 +96,7 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     if worker.role != "all":
         served += f", role {worker.role}"
     _say_start(settings, f"worker {worker.name}", served, then)
-    report = worker.run(burst=args.burst, install_signal_handlers=True)
+    report = worker.run(burst=args.burst, install_signal_handlers=True, own_process=True)
     print_json(report)
     return 0
 
