@@ -246,13 +246,13 @@ class DedupStage:
         for i, (cand, neighbours) in enumerate(zip(todo, stored, strict=True)):
             options = list(neighbours)
             # The nearest earlier batch-mates, as many as the stored neighbours looked up
-            # (by decreasing cosine; ties: the earlier first).
-            mates = np.flatnonzero(close[i]).tolist()
-            by_cosine = sorted(
-                zip(sims[i, mates].tolist(), mates, strict=True), key=lambda m: -m[0]
-            )
+            # (by decreasing cosine; ties: the earlier first, as a stable sort keeps them).
+            # Sorted by numpy: a row has ~120 mates over the low conflict threshold.
+            mates = np.flatnonzero(close[i])
+            cosines = sims[i, mates]
+            order = np.argsort(-cosines, kind="stable")
             nearest = 0
-            for cosine, j in by_cosine:
+            for j, cosine in zip(mates[order].tolist(), cosines[order].tolist(), strict=True):
                 if nearest == _NEIGHBOURS:
                     break
                 if todo[j].alive and scopes[j] == scopes[i]:
