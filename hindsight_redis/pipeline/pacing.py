@@ -37,11 +37,14 @@ class RefinePace:
         self.share = share
         self.credit_s = 0.0
 
-    def ingested(self, seconds: float) -> None:
-        """The worker spent ``seconds`` (not refining) while writes arrived."""
+    def ingested(self, seconds: float) -> float:
+        """The worker spent ``seconds`` (not refining) while writes arrived; returns the
+        refine seconds that earned."""
+        earned = 0.0
         if 0.0 < self.share < 1.0:
             earned = seconds * self.share / (1.0 - self.share)
             self.credit_s = min(self.credit_s + earned, _MAX_CREDIT_S)
+        return earned
 
     def refined(self, seconds: float) -> None:
         """A refine step taken out of the share took ``seconds``."""

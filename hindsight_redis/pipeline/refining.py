@@ -4,7 +4,8 @@
 namespaces (``NamespaceConsumer.refine``, one namespace per step, in turn):
 
 - ``after_round``: after an ingest round, while writes arrive, the steps the
-  refine share owes (short ones unless writes wait: a full batch was read);
+  refine share owes (short ones, for at most ``_ROUND_REFINE_S`` or what the round
+  earned: the rest after the next rounds);
   and while the worker keeps up with them, a short step each round;
 - ``beside``: the background task of a long-running worker, refining for as
   long as memories wait; its model runs at the lowest CPU priority
@@ -27,6 +28,12 @@ log = logging.getLogger(__name__)
 _TRIES = 8  # namespaces asked for refine work per step
 _SPARE_STEP = 2  # memories a step between rounds takes while writes keep arriving
 _MIN_PAUSE_S = 0.05
+_ROUND_REFINE_S = 0.05
+"""How long the refine steps between two ingest rounds take while writes arrive, unless
+the round earned the share more: every write read next waits for them. What the share
+is owed beyond waits for the next rounds (the credit is kept), so one round is never
+followed by a long refine (a step of a whole refine batch, or the steps of a second of
+credit, were the tail of the index lag)."""
 
 
 class Refining:
@@ -72,13 +79,16 @@ class Refining:
         these steps, at normal priority, are what guarantees progress.
         """
         now = time.monotonic()
+        budget_s = _ROUND_REFINE_S
         if busy:
             self.committed.set()
-            self.pace.ingested(now - self._since)
+            budget_s = max(budget_s, self.pace.ingested(now - self._since))
         refined = 0
-        most = None if behind else _SPARE_STEP  # writes may arrive any moment: short steps
+        most = _SPARE_STEP  # writes wait or may arrive any moment: short steps
         while self.pace.due and not self.stopping.is_set():
             started = time.monotonic()
+            if started - now >= budget_s:
+                break  # the rest of the credit waits for the next rounds
             done = await self.step(most, between_rounds=True)
             self.pace.refined(time.monotonic() - started)
             if not done:
