@@ -1,9 +1,9 @@
 """Prometheus metrics: per-process histograms and per-namespace series read from Redis.
 
-Per process (the default registry): ``hindsight_worker_batch_seconds``
-(defined and observed by ``pipeline.consumer``) and ``hindsight_search_seconds``
-(by ``search.searcher``): each room times itself, this module serves what the
-registry holds. Per namespace, read from Redis at scrape time
+Per process (the default registry): ``hindsight_worker_batch_seconds`` and
+``hindsight_index_lag_seconds`` (defined and observed by ``pipeline.consumer``) and
+``hindsight_search_seconds`` (by ``search.searcher``): each room times itself, this
+module serves what the registry holds. Per namespace, read from Redis at scrape time
 (``stats.read_queue_states``) for every namespace of the registry
 (``keys.namespace_registry``) plus the configured one: the counters
 ``hindsight_accepted_total``, ``_processed_total``, ``_indexed_total``,
@@ -58,7 +58,7 @@ from hindsight_redis.lifecycle.retention import RetentionPolicy
 from hindsight_redis.lifecycle.staleness import StaleSample
 from hindsight_redis.ops.health import StaleCache, health_families
 from hindsight_redis.ops.stats import QueueState, read_queue_states
-from hindsight_redis.pipeline.consumer import BATCH_SECONDS
+from hindsight_redis.pipeline.consumer import BATCH_SECONDS, INDEX_LAG_SECONDS
 from hindsight_redis.providers.spend import NamespaceSpend, SpendBudget, read_spend
 from hindsight_redis.search.searcher import SEARCH_SECONDS
 from hindsight_redis.settings import Settings
@@ -72,7 +72,7 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-PROCESS_SERIES = (BATCH_SECONDS, SEARCH_SECONDS)
+PROCESS_SERIES = (BATCH_SECONDS, INDEX_LAG_SECONDS, SEARCH_SECONDS)
 """The histograms of this process (in the default registry), served beside the
 namespaces' series whichever rooms the process imported."""
 

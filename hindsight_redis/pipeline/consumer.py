@@ -64,6 +64,24 @@ BATCH_SECONDS = Histogram(
 )
 
 
+INDEX_LAG_SECONDS = Histogram(
+    "hindsight_index_lag_seconds",
+    "Seconds from a write (its created_at) to its outcome committed by a worker: "
+    "searchable, merged, held or dropped.",
+    ["namespace"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
+)
+
+
+def observe_lag(namespace: str, candidates: Sequence[Candidate], now: float) -> None:
+    """Record the index lag of each of ``candidates`` (a worker committed them at ``now``,
+    ``time.time()``); a write without ``created_at`` is left out."""
+    lag = INDEX_LAG_SECONDS.labels(namespace=namespace)
+    for candidate in candidates:
+        if candidate.event.created_at > 0:
+            lag.observe(max(now - candidate.event.created_at, 0.0))
+
+
 def observe_batch(namespace: str, seconds: float) -> None:
     """Record one worker batch of ``namespace`` that took ``seconds``."""
     BATCH_SECONDS.labels(namespace=namespace).observe(seconds)
@@ -334,6 +352,7 @@ class NamespaceConsumer:
             if ready is None:
                 ready = await self._isolate(candidates, dict(entries))
             counts = await self.committer.commit(ready)
+            observe_lag(self.namespace, ready, time.time())
         except IndexMoved as e:
             # Re-ensure: raises EmbeddingMismatch when the embedder does not fit any more.
             log.warning("%s; reloading the pipeline of %s", e, self.namespace)

@@ -80,6 +80,7 @@ async def test_metrics_count_each_namespace_before_and_after_the_workers(
     assert (_value(before, "hindsight_lag_seconds", namespace="test") or 0) > 0
     assert _value(before, "hindsight_namespaces") == 2
     batches = _value(before, "hindsight_worker_batch_seconds_count", namespace="test") or 0
+    lags = _value(before, "hindsight_index_lag_seconds_count", namespace="test") or 0
 
     await drain()
     await drain(other)
@@ -100,6 +101,8 @@ async def test_metrics_count_each_namespace_before_and_after_the_workers(
     assert _value(after, "hindsight_memories_protected", namespace="other") == 0
     assert _value(after, "hindsight_refine_pending", namespace="test") is not None
     assert (_value(after, "hindsight_worker_batch_seconds_count", namespace="test") or 0) > batches
+    # every write's lag, the dropped one's too
+    assert _value(after, "hindsight_index_lag_seconds_count", namespace="test") == lags + 3
     assert _value(after, "hindsight_redis_up") == 1
     assert any(name == "hindsight_build_info" for name, _ in after)
 
