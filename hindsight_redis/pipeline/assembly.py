@@ -15,6 +15,7 @@ every namespace a worker serves; the rest is built per namespace from
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -44,6 +45,8 @@ from hindsight_redis.settings import (
 
 if TYPE_CHECKING:
     from hindsight_redis.pipeline.stages.dedup import ConflictJudge
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -88,13 +91,20 @@ class SharedParts:
         """Load now (blocking) what the first batch would: a local embedder's model (~0.4 s
         of CPU) and the token counter's encoding (~0.15 s: the summarizer and the fact
         comparison count tokens). A worker does it before reading, so its first writes do
-        not wait for them (nor does a profile of its stages count them per write)."""
+        not wait for them (nor does a profile of its stages count them per write).
+
+        A part that fails to load is left to its first use, which fails as it did before
+        (logged here): loading early never stops a worker that loading late would not."""
         from hindsight_redis.language.tokens import encoding
 
         warm = getattr(self.embedder, "warm", None)
-        if callable(warm):
-            warm()
-        encoding()
+        for load in (warm if callable(warm) else None, encoding):
+            if load is None:
+                continue
+            try:
+                load()
+            except Exception as e:  # e.g. tiktoken offline without litellm's bundled file
+                log.warning("could not load %s ahead of the first batch: %s", load, e)
 
 
 @dataclass(frozen=True, slots=True)
