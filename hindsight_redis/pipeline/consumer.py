@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import redis.asyncio as aioredis
 from prometheus_client import Histogram
@@ -50,7 +50,6 @@ from hindsight_redis.pipeline.streams import Entry
 from hindsight_redis.redis import scripts
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 FOLD_WHILE_BUSY_S = 60.0
 """How long access counts may wait to be folded while writes keep coming."""
@@ -478,24 +477,3 @@ async def run_stages(stages: Sequence[Stage], batch: list[Candidate]) -> None:
     for stage in stages:
         if any(c.alive for c in batch):
             await stage.process(batch)
-
-
-def reclaimed_chunks(
-    reclaimed: Sequence[tuple[T, int]], *, batch_size: int, max_deliveries: int
-) -> list[list[T]]:
-    """Reclaimed entries (each with the delivery it is up for) in the batches they run in.
-
-    An entry is reclaimed because the consumer holding it died or failed
-    while it was in hand, and it may be what killed the process (a crash in
-    a model, the kernel's OOM killer). Run with a whole batch again, it would
-    take every batch-mate through ``max_deliveries`` deaths to the dead
-    letters. So on its second delivery it runs with at most a sixteenth of a
-    batch, and from its third (or its last, when fewer are allowed) alone,
-    after the others: an entry that kills its worker is dead-lettered by
-    itself, and its batch-mates are indexed.
-    """
-    alone_from = min(3, max_deliveries)
-    small = max(1, batch_size // 16)
-    rest = [entry for entry, delivery in reclaimed if delivery < alone_from]
-    singles = [[entry] for entry, delivery in reclaimed if delivery >= alone_from]
-    return [rest[i : i + small] for i in range(0, len(rest), small)] + singles

@@ -1,7 +1,7 @@
 """The worker: a consumer in the ``workers`` group of one namespace, a list, or every one.
 
 Each round it reclaims entries whose consumer died or failed (those run
-apart, in small batches, then alone: ``consumer.reclaimed_chunks``), or reads
+apart, in small batches, then alone: ``reading.reclaimed_chunks``), or reads
 new entries of every served stream (one ``XREADGROUP`` per chunk of streams,
 at most a batch per namespace), and hands each namespace its batch in turn
 (``consumer.NamespaceConsumer``: stages, commit, dead letters). A flooded
@@ -36,7 +36,6 @@ from hindsight_redis.errors import (
     EmbeddingMismatch,
     HindsightError,
     InvalidArgument,
-    RedisCommandError,
     RedisUnavailable,
     redis_errors,
 )
@@ -45,15 +44,15 @@ from hindsight_redis.pipeline.assembly import PipelineSettings, SharedParts, sha
 from hindsight_redis.pipeline.consumer import (
     NamespaceConsumer,
     WorkerReport,
-    reclaimed_chunks,
     run_stages,
 )
 from hindsight_redis.pipeline.maintenance import PeriodicSweep
 from hindsight_redis.pipeline.namespaces import ServedNamespaces, wanted
 from hindsight_redis.pipeline.pacing import ROLES, Role
+from hindsight_redis.pipeline.reading import RoundReader, reclaimed_chunks
 from hindsight_redis.pipeline.refining import Refining
 from hindsight_redis.pipeline.stages.base import Candidate, Stage
-from hindsight_redis.pipeline.streams import Entry, Lease, all_drained, read_group
+from hindsight_redis.pipeline.streams import Entry, Lease, all_drained
 from hindsight_redis.redis.connection import connect, require_search
 from hindsight_redis.settings import Settings
 
@@ -64,12 +63,8 @@ _T = TypeVar("_T")
 _MAINTENANCE_EVERY_S = 5.0  # alone; serving several namespaces, some of them every second:
 _MAINTAIN_EACH_S = 60.0  # each at least this often
 _MAX_OUTAGE_PAUSE_S = 5.0
-_CHUNK = 256  # streams per XREADGROUP
-# Serving many namespaces: a chunk's read takes at most this many entries (the rest tops
-# up), and namespaces' batches run the common stages together up to this many entries.
-# Not multiples of worker_batch_size: with batches of 256, rounds twice as large drained
-# 200 namespaces ~10% slower (docs/decisions.md, "Batches of 256").
-_READ_AHEAD_ENTRIES = 512
+# Serving many namespaces, namespaces' batches run the common stages together up to this
+# many entries (docs/decisions.md, "Batches of 256"; reading.py reads ahead).
 _JOINT_ENTRIES = 256
 _CONCURRENT_COMMITS = 8  # namespaces running their own stages and commit at once
 
@@ -133,6 +128,9 @@ class Worker:
         self._extra_stages = list(extra_stages)
         self._redis = redis
         self._stopping = asyncio.Event()
+        self._reader = RoundReader(
+            self.name, self.settings, self._served, self._stopping, multi=self._multi
+        )
         self._refining = Refining(
             self._served,
             share=self.settings.refine_share,
@@ -188,6 +186,9 @@ class Worker:
         """The asyncio form of ``run``."""
         self._loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
+        self._reader = RoundReader(
+            self.name, self.settings, self._served, self._stopping, multi=self._multi
+        )
         self._refining = Refining(
             self._served,
             share=self.settings.refine_share,
@@ -320,7 +321,7 @@ class Worker:
                 await asyncio.wait_for(self._stopping.wait(), (block_ms or 0) / 1000)
             return _Round(busy=False, behind=False)
         async with Lease(redis, self.name, self.settings.claim_idle_ms) as lease:
-            reclaimed = await self._reclaim(redis, consumers, lease)
+            reclaimed = await self._reader.reclaim(redis, consumers, lease)
             if reclaimed:  # apart from new entries, in small batches (reclaimed_chunks)
                 for consumer in consumers:
                     for chunk in reclaimed_chunks(
@@ -332,14 +333,16 @@ class Worker:
                         if entries:
                             await self._process(redis, [(consumer, entries)])
                 return _Round(busy=True, behind=True)
-            batches, full = await self._read_new(redis, consumers, lease, block_ms)
+            batches, full = await self._reader.read_new(redis, consumers, lease, block_ms)
             batch = self.settings.worker_batch_size
             work: list[tuple[NamespaceConsumer, list[Entry]]] = []
             size = 0
             for consumer in consumers:
                 entries = batches.get(consumer.namespace, [])
                 if consumer.namespace in full and len(entries) < batch:
-                    entries += await self._top_up(redis, consumer, batch - len(entries), lease)
+                    entries += await self._reader.top_up(
+                        redis, consumer, batch - len(entries), lease
+                    )
                 if entries:
                     work.append((consumer, entries))
                     size += len(entries)
@@ -349,93 +352,6 @@ class Worker:
             if work:
                 await self._process(redis, work)
         return _Round(busy=bool(batches), behind=bool(full))
-
-    async def _reclaim(
-        self, redis: aioredis.Redis, consumers: list[NamespaceConsumer], lease: Lease
-    ) -> dict[str, list[tuple[str, int]]]:
-        """Ids of entries idle too long with the delivery each is up for, by namespace
-        (kept leased; ``NamespaceConsumer.claim`` takes them to run).
-
-        Alone, a worker reclaims every round; serving many namespaces, each
-        every quarter of ``claim_idle_ms`` (an idle entry waits that long anyway).
-        """
-        every_s = self.settings.claim_idle_ms / 4000 if self._multi else 0.0
-        now = time.monotonic()
-        due = [c for c in consumers if now - c.last_reclaim >= every_s]
-        pipe = redis.pipeline(transaction=False)
-        for consumer in due:
-            consumer.queue_reclaim(pipe)
-        # One round trip for all; a stream deleted meanwhile fails alone (the read notices).
-        replies = await pipe.execute(raise_on_error=not self._multi) if due else []
-        reclaimed: dict[str, list[tuple[str, int]]] = {}
-        for consumer, reply in zip(due, replies, strict=True):
-            ids = [] if isinstance(reply, Exception) else await consumer.reclaimed(reply)
-            if ids:
-                reclaimed[consumer.namespace] = ids
-                lease.add(consumer.keys.stream, [entry_id for entry_id, _ in ids])
-        return reclaimed
-
-    async def _read_new(
-        self,
-        redis: aioredis.Redis,
-        consumers: list[NamespaceConsumer],
-        lease: Lease,
-        block_ms: int | None,
-    ) -> tuple[dict[str, list[Entry]], set[str]]:
-        """New entries by namespace, at most a batch each (fewer over many namespaces),
-        and the namespaces that got all they asked for (and may have more)."""
-        batch = self.settings.worker_batch_size
-        chunks = [consumers[i : i + _CHUNK] for i in range(0, len(consumers), _CHUNK)]
-        # Idle so far: block on each chunk in turn, for a share of block_ms.
-        block = max(1, block_ms // len(chunks)) if block_ms and chunks else None
-        batches: dict[str, list[Entry]] = {}
-        full: set[str] = set()
-        for chunk in chunks:
-            count = max(1, min(_READ_AHEAD_ENTRIES // len(chunk), batch))
-            found = await self._read(redis, chunk, count, block)
-            for namespace, entries in found.items():
-                batches.setdefault(namespace, []).extend(entries)
-                lease.add(self._served.consumers[namespace].keys.stream, [i for i, _ in entries])
-                if len(entries) >= count:
-                    full.add(namespace)
-            if found:
-                block = None
-        return batches, full
-
-    async def _top_up(
-        self, redis: aioredis.Redis, consumer: NamespaceConsumer, count: int, lease: Lease
-    ) -> list[Entry]:
-        """Up to ``count`` more new entries of a namespace that had more than its share read."""
-        if self._stopping.is_set():
-            return []  # stopping: finish what was read, read no more
-        more = (await self._read(redis, [consumer], count, None)).get(consumer.namespace, [])
-        lease.add(consumer.keys.stream, [i for i, _ in more])
-        return more
-
-    async def _read(
-        self,
-        redis: aioredis.Redis,
-        consumers: list[NamespaceConsumer],
-        count: int,
-        block: int | None,
-    ) -> dict[str, list[Entry]]:
-        """New entries of each consumer's stream (at most ``count`` each), by namespace."""
-        # ">" reads new entries; "0" re-reads a consumer's own pending ones,
-        # which after an outage need no wait for claim_idle_ms.
-        streams = {}
-        for consumer in consumers:
-            streams[consumer.keys.stream] = "0" if consumer.own_pending_first else ">"
-            consumer.own_pending_first = False
-        try:
-            with redis_errors("read the streams"):
-                found = await read_group(redis, self.name, streams, count=count, block_ms=block)
-        except RedisCommandError as e:
-            if "NOGROUP" not in e.reply:
-                raise
-            await self._served.lost(redis, consumers)
-            return {}
-        owners = self._served.by_stream
-        return {owners[s].namespace: e for s, e in found.items() if s in owners}
 
     async def _process(
         self, redis: aioredis.Redis, work: list[tuple[NamespaceConsumer, list[Entry]]]

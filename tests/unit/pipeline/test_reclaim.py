@@ -1,8 +1,8 @@
-"""Reclaimed entries run in small batches, then alone (``consumer.reclaimed_chunks``)."""
+"""Reclaimed entries run in small batches, then alone (``reading.reclaimed_chunks``)."""
 
 from __future__ import annotations
 
-from hindsight_redis.pipeline.consumer import reclaimed_chunks
+from hindsight_redis.pipeline.reading import reclaimed_chunks
 
 
 def test_second_deliveries_run_in_sixteenths_of_a_batch_and_later_ones_alone() -> None:
