@@ -35,6 +35,7 @@ from hindsight_redis.core.models import SearchHit, SearchMode
 from hindsight_redis.service.model_tools import (
     ToolCallError,
     call_tool,
+    hit_metadata,
     model_principal,
     offered_tools,
 )
@@ -45,23 +46,7 @@ from hindsight_redis.settings import Settings
 
 def hit_document(hit: SearchHit) -> Document:
     """A search hit as a LangChain ``Document`` (scores and ids in ``metadata``)."""
-    metadata = {
-        "id": hit.id,
-        "fused": hit.fused,
-        "vector": hit.vector,
-        "keyword": hit.keyword,
-        "contextual": hit.contextual,
-        "bm25": hit.bm25,
-        "source": hit.source,
-        "agent_id": hit.agent_id,
-        "session_id": hit.session_id,
-        "task_type": hit.task_type,
-        "tags": list(hit.tags),
-        "created_at": hit.created_at,
-        "status": hit.status,
-        "conflicts_with": list(hit.conflicts_with),
-    }
-    return Document(page_content=hit.content, id=hit.id, metadata=metadata)
+    return Document(page_content=hit.content, id=hit.id, metadata=hit_metadata(hit))
 
 
 class HindsightRetriever(BaseRetriever):

@@ -31,6 +31,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from hindsight_redis.client.async_client import AsyncMemoryClient
 from hindsight_redis.client.sync_client import MemoryClient
 from hindsight_redis.core.models import SearchHit, SearchMode
+from hindsight_redis.service.model_tools import hit_metadata
 
 SOURCE = "llamaindex"
 """The ``source`` of the memories a block writes."""
@@ -38,19 +39,8 @@ SOURCE = "llamaindex"
 
 def hit_node(hit: SearchHit) -> NodeWithScore:
     """A search hit as a LlamaIndex node: its text and id, ``score`` the fused score."""
-    metadata = {
-        "vector": hit.vector,
-        "keyword": hit.keyword,
-        "contextual": hit.contextual,
-        "bm25": hit.bm25,
-        "source": hit.source,
-        "agent_id": hit.agent_id,
-        "session_id": hit.session_id,
-        "task_type": hit.task_type,
-        "tags": list(hit.tags),
-        "created_at": hit.created_at,
-        "conflicts_with": list(hit.conflicts_with),
-    }
+    # the id and fused score are the node's own (id_, score)
+    metadata = {k: v for k, v in hit_metadata(hit).items() if k not in ("id", "fused")}
     node = TextNode(
         id_=hit.id,
         text=hit.content,

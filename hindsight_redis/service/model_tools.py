@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hindsight_redis.client.async_client import AsyncMemoryClient
+from hindsight_redis.core.models import SearchHit
 from hindsight_redis.errors import HindsightError, InvalidArgument
 from hindsight_redis.service.tokens import Principal
 from hindsight_redis.service.tools import JSON, TOOLS, ToolSpec
@@ -70,3 +71,24 @@ async def call_tool(
     except HindsightError as e:
         hint = "retryable" if e.retryable else "not retryable"
         raise ToolCallError(f"{type(e).__name__} ({hint}): {e}", retryable=e.retryable) from e
+
+
+def hit_metadata(hit: SearchHit) -> dict[str, Any]:
+    """A search hit's scores and fields as a framework's document metadata (JSON values):
+    what the LangChain, LlamaIndex and other adapters attach beside the memory's text."""
+    return {
+        "id": hit.id,
+        "fused": hit.fused,
+        "vector": hit.vector,
+        "keyword": hit.keyword,
+        "contextual": hit.contextual,
+        "bm25": hit.bm25,
+        "source": hit.source,
+        "agent_id": hit.agent_id,
+        "session_id": hit.session_id,
+        "task_type": hit.task_type,
+        "tags": list(hit.tags),
+        "created_at": hit.created_at,
+        "status": hit.status,
+        "conflicts_with": list(hit.conflicts_with),
+    }
