@@ -266,15 +266,18 @@ class Agent:
         self.log.close()
 
 
-def agent_main(run: Run, index: int, ready: Any, go: Any, start: Any) -> None:
-    """A spawned agent process: warm up, report ready, wait for the start, loop."""
+def agent_main(
+    run: Run, index: int, ready: Any, go: Any, start: Any, kind: type[Agent] | None = None
+) -> None:
+    """A spawned agent process: warm up, report ready, wait for the start, loop (as an
+    ``Agent``, or the ``kind`` given: the soak's)."""
     texts = locomo.texts()
     turns = texts[: len(texts) - run.seed_turns]
     mine = turns[index :: run.agents] + locomo_facts()[index :: run.agents]
     random.Random(index).shuffle(mine)
 
     async def main() -> None:
-        agent = Agent(run, index, mine, locomo_questions())
+        agent = (kind or Agent)(run, index, mine, locomo_questions())
         async with agent.client:
             await agent.client.search("warm-up: load the models", top_k=1)
             ready.put(index)

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import locomo
-from benchmarks.load.agents import Agent, Run, locomo_facts, locomo_questions
+from benchmarks.load.agents import Agent, Run, locomo_questions
+from benchmarks.load.agents import agent_main as load_agent_main
 
 HISTORY = 1000  # contents and keyed items an agent keeps for repeats and retries
 SESSION_CALLS = 50  # searches per MCP session
@@ -35,19 +35,8 @@ class SoakAgent(Agent):
 
 
 def agent_main(run: Run, index: int, ready: Any, go: Any, start: Any) -> None:
-    """A spawned agent process: warm up, report ready, wait for the start, loop."""
-    mine = locomo.texts()[index :: run.agents] + locomo_facts()[index :: run.agents]
-    random.Random(index).shuffle(mine)
-
-    async def main() -> None:
-        agent = SoakAgent(run, index, mine, locomo_questions())
-        async with agent.client:
-            await agent.client.search("warm-up: load the models", top_k=1)
-            ready.put(index)
-            await asyncio.to_thread(go.wait)
-            await agent.loop(start.value, run.seconds)
-
-    asyncio.run(main())
+    """A spawned soak agent: the load benchmark's agent process, as a ``SoakAgent``."""
+    load_agent_main(run, index, ready, go, start, SoakAgent)
 
 
 def searcher_main(
