@@ -225,11 +225,14 @@ async def index_lag(
     settings: Settings, namespaces: Sequence[str], texts: list[str], rate: float, seconds: float
 ) -> dict[str, float]:
     """Seconds from ``write()`` to indexed (``indexed_at - created_at`` of each memory) at a
-    steady ``rate`` of writes round-robin over ``namespaces``, ``WORKERS`` workers running.
+    steady ``rate`` of writes round-robin over ``namespaces``, ``WORKERS`` workers running:
+    ``texts`` in order (as many as ``rate`` and ``seconds`` ask; they must suffice).
 
     The clock starts once the workers have processed a warm-up write per namespace and its
     contextual vector is in (models loaded). Merged writes have no memory of their own.
     """
+    if len(texts) < rate * seconds:
+        raise ValueError(f"{len(texts)} texts for {rate * seconds:.0f} writes")
     redis = Redis.from_url(settings.redis_url or "")
     clients = [
         AsyncMemoryClient(settings.model_copy(update={"namespace": name}), redis=redis)
@@ -252,7 +255,7 @@ async def index_lag(
             while len(written) < int(elapsed * rate):
                 n = len(written)
                 client = clients[n % len(clients)]
-                receipt = await client.write(texts[n % len(texts)] + f" (#{n})")
+                receipt = await client.write(texts[n])
                 written.append((client.keys, receipt.id))
             await asyncio.sleep(0.002)
         while await processed(redis, settings.key_prefix, namespaces) < len(clients) + len(written):
