@@ -6,7 +6,9 @@ namespaces (``NamespaceConsumer.refine``, one namespace per step, in turn):
 - ``after_round``: after an ingest round, while writes arrive, the steps the
   refine share owes (short ones, for at most ``_ROUND_REFINE_S`` or what the round
   earned: the rest after the next rounds);
-  and while the worker keeps up with them, a short step each round;
+  and while the worker keeps up with them, a short step each round. After a
+  round that had writes they run beside the next rounds (one task at a time),
+  not before them: a write read next never waits for a refine step;
 - ``beside``: the background task of a long-running worker, refining for as
   long as memories wait; its model runs at the lowest CPU priority
   (``providers.contextual``), so ingest and searches take the cores first;
@@ -51,6 +53,7 @@ class Refining:
         self.committed = asyncio.Event()  # a round had writes: there may be work
         self._turn = 0
         self._since = time.monotonic()  # when the last round's refine steps ended
+        self._running: asyncio.Task[bool] | None = None  # a busy round's steps
 
     async def step(self, most: int | None = None, *, between_rounds: bool = False) -> int:
         """A refine step (of at most ``most`` memories) in the next namespace that may
@@ -76,12 +79,43 @@ class Refining:
         While writes arrive, the time since the last call earns the share its
         credit, whatever the CPU is doing: the background task runs at the lowest
         priority and gets nothing on a host busy with searches or other work, so
-        these steps, at normal priority, are what guarantees progress.
+        these steps, at normal priority, are what guarantees progress. After a
+        busy round they start in a task and the next round is read at once (False);
+        a later round's call raises what they raised. After an idle round they run
+        here, once the busy round's are done.
         """
+        if busy:
+            self.committed.set()
+            running = self._running
+            if running is not None and running.done():
+                self._running = None
+                running.result()  # their error is the loop's, as if they had run here
+            if self._running is None:
+                self._running = asyncio.create_task(self._steps(busy, behind, beside))
+            return False
+        await self.finish()
+        return await self._steps(busy, behind, beside)
+
+    async def finish(self) -> None:
+        """Wait for the steps a busy round started (raising what they raised)."""
+        running, self._running = self._running, None
+        if running is not None:
+            await running
+
+    async def cancel(self) -> None:
+        """Stop the steps a busy round started: a claimed memory stays pending (its claim
+        expires), as when a worker dies mid-step."""
+        running, self._running = self._running, None
+        if running is not None:
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await running
+
+    async def _steps(self, busy: bool, behind: bool, beside: bool) -> bool:
+        """``after_round``'s steps; True if any memory was refined."""
         now = time.monotonic()
         budget_s = _ROUND_REFINE_S
         if busy:
-            self.committed.set()
             budget_s = max(budget_s, self.pace.ingested(now - self._since))
         refined = 0
         most = _SPARE_STEP  # writes wait or may arrive any moment: short steps

@@ -260,6 +260,7 @@ class Worker:
         try:
             await self._consume(redis, burst, block_ms, refines_beside=background is not None)
         finally:
+            await self._refining.cancel()  # a busy round's steps (nothing is lost)
             if background is not None:
                 background.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

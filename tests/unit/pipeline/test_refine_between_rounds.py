@@ -1,5 +1,6 @@
 """Refine steps between ingest rounds (``pipeline.refining.Refining.after_round``): the
-share's credit is spent in short steps, a bounded time after each round."""
+share's credit is spent in short steps, a bounded time after each round, beside the next
+rounds when the round had writes."""
 
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ def test_a_round_is_followed_by_short_steps_for_a_bounded_time(
         started = clock.now
         clock.now += 0.1  # the round
         await refine.after_round(busy=True, behind=behind, beside=True)
+        await refine.finish()
         return clock.now - started - 0.1
 
     spent = asyncio.run(one_round())
@@ -80,7 +82,69 @@ def test_the_share_is_kept_when_rounds_earn_more_than_the_bound(
             clock.now += 0.4  # long rounds: each earns 0.4 s of refining at share 0.5
             ingest_s += 0.4
             await refine.after_round(busy=True, behind=True, beside=True)
+            await refine.finish()  # the steps run beside the next round: here, before it
 
     asyncio.run(rounds())
     refine_s = clock.now - 1000.0 - ingest_s
     assert 0.45 <= refine_s / (refine_s + ingest_s) <= 0.55
+
+
+class _SlowConsumer:
+    """A namespace whose refine steps wait for ``release`` (or raise ``error``)."""
+
+    def __init__(self) -> None:
+        self.may_refine = True
+        self.started = 0
+        self.release = asyncio.Event()
+        self.error: Exception | None = None
+
+    async def refine(self, most: int | None = None, *, between_rounds: bool = False) -> int:
+        self.started += 1
+        await self.release.wait()
+        if self.error is not None:
+            raise self.error
+        return 0
+
+
+def test_a_busy_rounds_steps_run_beside_the_next_rounds() -> None:
+    consumer = _SlowConsumer()
+    refine = Refining(_Served(consumer), share=0.1, multi=False, stopping=asyncio.Event())  # type: ignore[arg-type]
+
+    async def rounds() -> None:
+        # A round with writes: its step starts, and the next round is read at once.
+        started = refine.after_round(busy=True, behind=False, beside=True)
+        assert await asyncio.wait_for(started, 1) is False
+        await asyncio.sleep(0)
+        assert consumer.started == 1
+        # Another busy round while that step runs: no second step.
+        await refine.after_round(busy=True, behind=False, beside=True)
+        await asyncio.sleep(0)
+        assert consumer.started == 1
+        # An idle round waits for the running step before its own.
+        idle = asyncio.create_task(refine.after_round(busy=False, behind=False, beside=True))
+        await asyncio.sleep(0.01)
+        assert not idle.done()
+        consumer.release.set()
+        assert await asyncio.wait_for(idle, 1) is False  # nothing pending
+        # A step's failure is raised by the round after it.
+        consumer.error = ConnectionError("redis down")
+        await refine.after_round(busy=True, behind=False, beside=True)
+        await asyncio.sleep(0.01)
+        with pytest.raises(ConnectionError):
+            await refine.after_round(busy=True, behind=False, beside=True)
+
+    asyncio.run(rounds())
+
+
+def test_cancel_stops_a_running_step() -> None:
+    consumer = _SlowConsumer()
+    refine = Refining(_Served(consumer), share=0.1, multi=False, stopping=asyncio.Event())  # type: ignore[arg-type]
+
+    async def stop() -> None:
+        await refine.after_round(busy=True, behind=False, beside=True)
+        await asyncio.sleep(0)
+        await asyncio.wait_for(refine.cancel(), 1)  # the step never released: cancelled
+        await refine.finish()  # nothing left running
+
+    asyncio.run(stop())
+    assert consumer.started == 1
