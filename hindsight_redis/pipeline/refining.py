@@ -31,11 +31,11 @@ _TRIES = 8  # namespaces asked for refine work per step
 _SPARE_STEP = 2  # memories a step between rounds takes while writes keep arriving
 _MIN_PAUSE_S = 0.05
 _ROUND_REFINE_S = 0.05
-"""How long the refine steps between two ingest rounds take while writes arrive, unless
-the round earned the share more: every write read next waits for them. What the share
-is owed beyond waits for the next rounds (the credit is kept), so one round is never
-followed by a long refine (a step of a whole refine batch, or the steps of a second of
-credit, were the tail of the index lag)."""
+"""How long the refine steps after an ingest round take while writes arrive, unless the
+round earned the share more. What the share is owed beyond waits for the next rounds (the
+credit is kept), so no round starts a long refine: the steps run beside the next rounds,
+but on the same cores (when they ran before the next read, a step of a whole refine batch,
+or the steps of a second of credit, were the tail of the index lag)."""
 
 
 class Refining:
