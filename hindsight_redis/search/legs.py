@@ -138,7 +138,9 @@ class Legs:
         info = self.info
         kw_query = None
         if plan.mode != "vector":
-            kw_query = keyword_query(plan.terms, filter_expr, common=plan.common)
+            kw_query = keyword_query(
+                plan.terms, filter_expr, common=plan.common, synonyms=plan.synonyms
+            )
         ctx = (*_HIT_ONLY, CONTEXT_FIELD) if plan.context_task is not None else _HIT_ONLY
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hget(self.keys.index_meta, "generation")

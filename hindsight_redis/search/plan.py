@@ -47,6 +47,7 @@ class SearchPlan:
     query_vector: np.ndarray | None = None
     terms: list[str] = dataclass_field(default_factory=list)
     common: set[str] = dataclass_field(default_factory=set)  # terms that only score (term_stats)
+    synonyms: set[str] = dataclass_field(default_factory=set)  # terms scored below the words
     context_task: asyncio.Task[np.ndarray] | None = None
 
     @classmethod

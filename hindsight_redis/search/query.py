@@ -45,6 +45,8 @@ _MAX_TERMS = 64
 # Weight of the keyword leg's union clause (stem-aware, partially scored under
 # a filter) beside the exact optional terms; 0.5 was best on LoCoMo dev.
 UNION_WEIGHT = 0.5
+SYNONYM_WEIGHT = 0.5
+"""A synonym's share of a query word's score in the keyword leg (``language.synonyms``)."""
 
 
 def parse_explain(lines: Iterable[str | bytes]) -> list[str]:
@@ -147,6 +149,8 @@ def keyword_query(
     *,
     union_weight: float = UNION_WEIGHT,
     common: Collection[str] = (),
+    synonyms: Collection[str] = (),
+    synonym_weight: float = SYNONYM_WEIGHT,
 ) -> str | None:
     """The full-text query of the keyword leg; None without terms.
 
@@ -168,12 +172,20 @@ def keyword_query(
     only score: the union selects by the other terms, and every term is an
     optional clause, so a common term adds its score to the documents the
     rare ones found without making the server score every document it is in.
+
+    ``synonyms`` (terms of ``terms``: ``language.synonyms``) count ``synonym_weight``
+    of a word's score in the plain union (``weighted_term``); in the other shapes they
+    join the union only (RediSearch loses the weight of an optional clause).
     """
     if not terms:
         return None
-    selecting = [t for t in terms if t not in common]
-    if len(selecting) < len(terms) and selecting:
-        scored = " ".join(f"~@{TEXT_FIELD}:{term}" for term in terms)
+    words = [t for t in terms if t not in synonyms]
+    weighted = {t: weighted_term(t, synonym_weight) for t in terms if t in synonyms}
+    every = words + list(weighted.values())
+    selecting = [t for t in words if t not in common]
+    selecting += [clause for t, clause in weighted.items() if t not in common]
+    scored = " ".join(f"~@{TEXT_FIELD}:{term}" for term in words)
+    if len(selecting) < len(every) and selecting:
         union = f"(@{TEXT_FIELD}:({' | '.join(selecting)}))=>{{$weight: {union_weight}}}"
         query = f"{scored} {union}"
         return f"{query} ({filter_expr})=>{{$weight: 0.0}}" if filter_expr else query
@@ -181,10 +193,20 @@ def keyword_query(
         # Unintersected, a union is scored for every term it matches: the plain
         # union ranks as well (LoCoMo hybrid R@10 0.625 vs 0.627, one pool per
         # conversation) and costs a quarter less on long posting lists.
-        return f"@{TEXT_FIELD}:({' | '.join(terms)})"
-    scored = " ".join(f"~@{TEXT_FIELD}:{term}" for term in terms)
-    query = f"{scored} (@{TEXT_FIELD}:({' | '.join(terms)}))=>{{$weight: {union_weight}}}"
+        return f"@{TEXT_FIELD}:({' | '.join(every)})"
+    query = f"{scored} (@{TEXT_FIELD}:({' | '.join(every)}))=>{{$weight: {union_weight}}}"
     return f"{query} ({filter_expr})=>{{$weight: 0.0}}" if filter_expr else query
+
+
+def weighted_term(term: str, weight: float) -> str:
+    """``term`` counting ``weight`` of its BM25 score, as a clause of ``keyword_query``.
+
+    BM25STD ignores the weight of a term node, and a union of one live term is
+    replaced by the term (its weight lost): the term twice, in a union weighted
+    half as much, scores ``weight`` of the term (in a plain union: checked by
+    tests/integration/search/test_search.py).
+    """
+    return f"({term} | {term})=>{{$weight: {weight / 2:g}}}"
 
 
 def is_selective(filters: SearchFilters) -> bool:

@@ -29,6 +29,7 @@ from hindsight_redis.core.requests import SearchRequest
 from hindsight_redis.errors import EmbeddingMismatch, redis_errors
 from hindsight_redis.index.gc import ensure_search_gc
 from hindsight_redis.index.manager import IndexInfo, MemoryIndex, mismatch_message
+from hindsight_redis.language import synonyms
 from hindsight_redis.lifecycle.access import HitCounter
 from hindsight_redis.providers.embedders import (
     CachedEmbedder,
@@ -239,7 +240,8 @@ class Searcher:
 
     async def _query_terms(self, plan: SearchPlan) -> None:
         """The plan's query vector (not for keyword searches) and keyword terms (not for
-        vector searches; Han runs segmented by the server first)."""
+        vector searches; Han runs segmented by the server first, then widened with
+        their synonyms: ``language.synonyms``)."""
         analysis = plan.analysis
         if plan.mode != "keyword":
             vectors = await self.embedder.embed([analysis.text])
@@ -247,6 +249,10 @@ class Searcher:
         if plan.mode != "vector":
             segmented = await self._segment(analysis) if analysis.chinese else None
             plan.terms = analysis.terms(segmented)
+            if analysis.chinese:
+                found = synonyms.expand(plan.terms)
+                plan.terms += found
+                plan.synonyms = set(found)
             plan.common = self.term_stats.common(plan.terms)
 
     async def _segment(self, analysis: QueryAnalysis) -> dict[str, list[str]]:

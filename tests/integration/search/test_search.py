@@ -13,6 +13,7 @@ from hindsight_redis.lifecycle import access
 from hindsight_redis.lifecycle.access import HitCounter, flush_access_log
 from hindsight_redis.ops.admin import list_conflicts
 from hindsight_redis.providers.embedders import HashEmbedder
+from hindsight_redis.search.query import SYNONYM_WEIGHT, keyword_query
 from hindsight_redis.search.searcher import Searcher
 from hindsight_redis.settings import Settings
 from tests.integration.helpers import IndexEnv, open_index_env, wait_for
@@ -450,3 +451,43 @@ async def test_a_chinese_question_finds_its_memory_worded_differently(settings: 
                 question,
                 [h.content for h in hits],
             )
+
+
+async def test_a_chinese_keyword_search_finds_a_synonym_below_the_word(env: Env) -> None:
+    await env.put("word", "昨晚系统报警了三次")
+    await env.put("synonym", "昨晚系统告警了三次")
+    await env.put("other", "昨晚系统升级了三次")
+    await env.indexed(3)
+    assert await env.search("报警", mode="keyword") == ["word", "synonym"]
+
+
+async def test_a_weighted_term_scores_its_share_of_the_term(redis: Redis) -> None:
+    index, prefix = "synonym-weight-test", "synonym-weight-test:"
+    await redis.execute_command(
+        "FT.CREATE", index, "ON", "HASH", "PREFIX", "1", prefix, "SCHEMA", "content", "TEXT"
+    )
+    try:
+        await redis.hset(f"{prefix}1", "content", "alpha beta")  # type: ignore[misc]
+        await redis.hset(f"{prefix}2", "content", "gamma delta")  # type: ignore[misc]
+
+        async def score(query: str) -> float:
+            reply = await redis.execute_command(
+                "FT.SEARCH",
+                index,
+                query,
+                "SCORER",
+                "BM25STD",
+                "WITHSCORES",
+                "NOCONTENT",
+                "DIALECT",
+                "2",
+            )
+            if isinstance(reply, dict):  # RESP3
+                return float(reply[b"results"][0][b"score"])
+            return float(reply[2])
+
+        plain = await score(keyword_query(["alpha", "zeta"], None) or "")
+        weighted = await score(keyword_query(["zeta", "alpha"], None, synonyms={"alpha"}) or "")
+        assert weighted == pytest.approx(SYNONYM_WEIGHT * plain)
+    finally:
+        await redis.execute_command("FT.DROPINDEX", index, "DD")
