@@ -11,6 +11,7 @@ outright) and drops what falls under ``FilterSettings.min_score`` as ``score:low
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import re
@@ -50,7 +51,7 @@ its own score is not a useful memory: score it low."""
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？!?；;])|\n+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_RUN = re.compile(r"\w+")
+_HEAD = re.compile(r"\b\w{1,4}")  # the first four characters of a word (\w+)
 _DIGIT = re.compile(r"\d")
 
 
@@ -59,7 +60,7 @@ def _word_heads(text: str) -> frozenset[str] | None:
     ``text``, lower-cased; None for other text."""
     if not text.isascii():
         return None
-    return frozenset([w[:4] for w in _RUN.findall(text.lower())])
+    return frozenset(_HEAD.findall(text.lower()))
 
 
 class _Keywords:
@@ -173,19 +174,26 @@ _STOPWORDS_TEXT = (
     "like get got go going one thing things lot lots"
 )
 _STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
-_NAME = re.compile(r"^[A-Z][a-z]{2,}")
+# A capitalised word: one that starts after a space (str.split's spaces are \s's).
+_NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}")
 _VOCATIVE = re.compile(r"^\W*\w+[,!]?\s+([A-Z][a-z]+)\s*[!,.?]|,\s*([A-Z][a-z]+)\s*[!?.]\s*$")
 
 
 def _content_words(sentence: str) -> int:
-    words = [w for w in _WORD.findall(sentence.casefold()) if w not in _STOPWORDS]
-    latin = sum(1 for w in words if len(w) >= 3 and w.isascii())
-    other = sum(len(w) for w in words if not w.isascii() and not has_han(w)) // 2
-    # Chinese runs: their content characters, a word being 1.5 of them on average
-    # (function characters such as 了, 的, 我 do not count). Halving every character
-    # dropped short facts ("猫叫咪咪", "李娜升职了") that English keeps by their names.
-    han = sum(han_content_chars(w) for w in words if has_han(w))
-    return latin + other + (2 * han + 1) // 3
+    latin = other = han = 0
+    for word in _WORD.findall(sentence.casefold()):
+        if word in _STOPWORDS:
+            continue
+        if word.isascii():
+            latin += len(word) >= 3
+        elif has_han(word):
+            # Chinese runs: their content characters, a word being 1.5 of them on average
+            # (function characters such as 了, 的, 我 do not count). Halving every character
+            # dropped short facts ("猫叫咪咪", "李娜升职了") that English keeps by their names.
+            han += han_content_chars(word)
+        else:
+            other += len(word)
+    return latin + other // 2 + (2 * han + 1) // 3
 
 
 def _identifier(sentence: str, digit: bool) -> bool:
@@ -196,8 +204,12 @@ def _identifier(sentence: str, digit: bool) -> bool:
     return _IDENTIFIER.search(sentence) is not None
 
 
-def _sentence_signals(sentence: str) -> tuple[float, list[str]]:
-    """How informative one sentence is, 0..1, and the signals found."""
+@functools.lru_cache(maxsize=8192)
+def _sentence_signals(sentence: str) -> tuple[float, tuple[str, ...], frozenset[str] | None]:
+    """How informative one sentence is, 0..1, the signals found, and its ``_word_heads``.
+
+    Cached: a conversation repeats its short sentences ("Thanks!", "That sounds great!").
+    """
     signals: list[str] = []
     value = _BASE
     heads = _word_heads(sentence)
@@ -216,12 +228,10 @@ def _sentence_signals(sentence: str) -> tuple[float, list[str]]:
     if _PAST.found(sentence, heads):
         value += 0.1
         signals.append("event")
-    vocatives = {n for m in _VOCATIVE.finditer(sentence) for n in m.groups() if n}
-    names = [
-        m.group(0)
-        for word in sentence.split()[1:]
-        if (m := _NAME.match(word)) and m.group(0) not in vocatives
-    ]
+    names = _NAME.findall(sentence)  # capitalised words, the first word aside
+    if names:
+        vocatives = {n for m in _VOCATIVE.finditer(sentence) for n in m.groups() if n}
+        names = [n for n in names if n not in vocatives]
     specifics = [
         ("number", digit or _NUMBER_WORD.found(sentence, heads)),
         ("date", _DATE.found(sentence, heads, digit)),
@@ -237,13 +247,13 @@ def _sentence_signals(sentence: str) -> tuple[float, list[str]]:
     if question:
         value -= 0.2
         signals.append("question")
-    if _SMALL_TALK.search(sentence) and not found:
+    if not found and _SMALL_TALK.match(sentence):
         value -= 0.25
         signals.append("small talk")
     if not first and second:
         value -= 0.1
         signals.append("about the listener")
-    return min(max(value, 0.0), 1.0), signals
+    return min(max(value, 0.0), 1.0), tuple(signals), heads
 
 
 def heuristic_score(text: str) -> tuple[float, str]:
@@ -258,14 +268,17 @@ def heuristic_score(text: str) -> tuple[float, str]:
     sentences = [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
     if not sentences:
         return 0.0, "empty"
-    scored = sorted((_sentence_signals(s) for s in sentences), key=lambda x: -x[0])
-    best, signals = scored[0]
-    extra = sum(1 for v, _ in scored[1:] if v >= 0.6)
+    scored = sorted(map(_sentence_signals, sentences), key=lambda x: -x[0])
+    best, signals, _ = scored[0]
+    extra = sum(1 for v, _, _ in scored[1:] if v >= 0.6)
     value = min(best + 0.05 * min(extra, 3), 1.0)
-    if _INJECTION.found(text, _word_heads(text)):
+    # The words of the text are those of its sentences (no word spans a sentence break).
+    each = [heads for _, _, heads in scored if heads is not None]
+    heads = frozenset[str]().union(*each) if len(each) == len(scored) and text.isascii() else None
+    if _INJECTION.found(text, heads):
         # A text that addresses its judge is an attack or a prompt, not a memory.
         value = min(value, 0.2)
-        signals = ["instructions to the scorer", *signals]
+        signals = ("instructions to the scorer", *signals)
     reason = ", ".join(dict.fromkeys(signals)) or "no signal"
     return round(value, 4), reason
 

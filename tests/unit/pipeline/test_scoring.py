@@ -291,9 +291,12 @@ def test_the_keyword_shortcut_changes_no_score(monkeypatch: pytest.MonkeyPatch) 
     for text in texts:  # identifiers: only sentences with a digit, _@/ or a camelCase word
         has_digit = scoring._DIGIT.search(text) is not None
         assert scoring._identifier(text, has_digit) == bool(scoring._IDENTIFIER.search(text))
+    scoring._sentence_signals.cache_clear()
     fast = [scoring.heuristic_score(t) for t in texts]
     monkeypatch.setattr(scoring, "_word_heads", lambda text: None)  # always search
+    scoring._sentence_signals.cache_clear()  # the sentences are read again, not recalled
     assert [scoring.heuristic_score(t) for t in texts] == fast
+    scoring._sentence_signals.cache_clear()  # nothing read without the shortcut stays
 
 
 @pytest.mark.parametrize("fact", ["李娜升职了", "猫叫咪咪", "会议改到周三下午三点"])
