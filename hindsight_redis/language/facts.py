@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hindsight_redis.core.text import HAN_CLASS, has_han, one_word_swapped, two_words_exchanged
+from hindsight_redis.language import chinese_values as zh
 from hindsight_redis.language.calendar import (
     AMBIGUOUS_MONTHS,
-    HAN_DIGITS,
     MONTH_ABBREVIATIONS,
     MONTH_NUMBERS,
     MONTHS,
@@ -101,51 +101,10 @@ _ADDRESSING = frozenset(
 )
 _ACTED_ON = frozenset(_LEXICON) | _NEGATORS  # lower-case words _english never keeps as they are
 _LATIN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
-_ZH_NEGATED = re.compile(rf"[不没別别勿未無无非]+([{HAN_CLASS}])")
-_ZH_NEGATOR = re.compile(r"[不没別别勿未無无非]")
 # A capitalised word or an acronym (a name of a person, place, product), possessive aside.
 _PROPER = re.compile(rf"{_L}([A-Z][A-Za-z0-9]*)(?:['’]s)?{_R}")
 _WORD = re.compile(rf"[{HAN_CLASS}]|[^\W\d_{HAN_CLASS}]+(?:['’][^\W\d_]+)?")
 _AUXILIARIES = frozenset({"do", "does", "did", "is", "are", "was", "were", "will", "would", "be"})
-# Chinese characters that carry no topic (particles, prepositions, pronouns).
-_ZH_FUNCTION = frozenset(
-    "的了在是和也就都把被让给对从到向为于之这那很还又再将已吗呢吧啊呀哦我你他她它们"
-)
-
-# Chinese: numerals, and the kinds of value they mark.
-_ZH_NUM = "零〇一二两三四五六七八九十百千万"
-_ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天1-7])")
-_ZH_MONTH = re.compile(rf"([{_ZH_NUM}]{{1,3}}|\d{{1,2}})月")
-_ZH_DATE = re.compile(rf"([{_ZH_NUM}]{{1,3}}|\d{{1,2}})[日号]")
-_ZH_CLOCK = re.compile(
-    rf"(上午|早上|中午|下午|晚上)?([{_ZH_NUM}]{{1,3}}|\d{{1,2}})[点時时](半|[{_ZH_NUM}]{{1,3}}分|\d{{1,2}}分?)?"
-)
-_ZH_DAY = re.compile(r"今天|明天|昨天|后天|前天|今晚|明晚|昨晚|本周|下周|上周")
-_ZH_COUNT = re.compile(
-    rf"([{_ZH_NUM}]{{1,6}})(?=个|位|人|次|元|块|岁|年|天|周|小时|分钟|公里|米|台|份|页|条|家|倍)"
-)
-_ZH_SURNAMES = (
-    "王李张刘陈杨黄赵吴徐孙朱胡郭林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕丁任"
-    "沈姚卢姜崔钟谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫段雷侯史陶黎贺顾毛郝龚邵钱严覃戴莫孔汤马"
-)
-# A person's name where names go: at the start, after a comma, or after 是/叫/由/找/和...
-_ZH_NAME = re.compile(
-    r"(?:^|(?<=[\s，。！？；、,.!?;:：])|(?<=是|叫|由|找|和|跟|给|问|请|让|换|改)|(?<=经理|老板|主管|同事|"
-    r"联系|通知|交给|成了))"
-    rf"((?:欧阳|司马|诸葛|上官|[{_ZH_SURNAMES}])[{HAN_CLASS}]{{1,2}}?)(?=[^{HAN_CLASS}]|$|负责|说|是|的|在|会|已|将|和|跟|来|去)"
-)
-_ZH_PLACES = _words(
-    "北京 上海 天津 重庆 广州 深圳 杭州 南京 苏州 武汉 成都 西安 长沙 郑州 青岛 厦门 大连 沈阳 "
-    "哈尔滨 济南 合肥 福州 昆明 南宁 贵阳 兰州 太原 石家庄 宁波 无锡 东莞 佛山 珠海 香港 澳门 "
-    "台北 新加坡 东京 大阪 首尔 伦敦 巴黎 柏林 纽约 旧金山 洛杉矶 西雅图 悉尼 多伦多 "
-    "中国 美国 日本 韩国 英国 法国 德国 印度 加拿大 澳大利亚 俄罗斯"
-)
-# Known places anywhere; other places by their suffix, where places go (在/到/去/位于...).
-_ZH_PLACE = re.compile(
-    "|".join(sorted(_ZH_PLACES, key=len, reverse=True))
-    + r"|(?<=在|到|去|从|住|往|于)"
-    + rf"[{HAN_CLASS}]{{1,3}}(?:省|区|县|镇|村|路|街|大道|机场|车站)"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,23 +116,6 @@ class Facts:
     negated: frozenset[str] = frozenset()
     sequence: tuple[str, ...] = ()  # the topic words in text order
     tokens: tuple[str, ...] = ()  # every word (Chinese: character) in order, values too, lower case
-
-
-def _zh_number(token: str) -> int:
-    """A Chinese (or Arabic) numeral: 十二 -> 12, 两千 -> 2000, 五十万 -> 500000."""
-    if token.isdigit():
-        return int(token)
-    total, section, current = 0, 0, 0  # 万-sections done, this section, the last digit
-    for ch in token:
-        if ch in HAN_DIGITS:
-            current = HAN_DIGITS[ch]
-        elif ch == "万":
-            total += (section + current) * 10_000
-            section = current = 0
-        else:
-            section += (current or 1) * {"十": 10, "百": 100, "千": 1000}[ch]
-            current = 0
-    return total + section + current
 
 
 def _clock(hour: int, minute: int) -> str:
@@ -293,22 +235,22 @@ def _normal_number(token: str) -> str:
 
 
 def _chinese(reader: _Reader) -> None:
-    reader.take(_ZH_WEEKDAY, "weekday", lambda m: "7" if m[1] in "日天7" else str(_zh_number(m[1])))
+    reader.take(zh.WEEKDAY, "weekday", lambda m: "7" if m[1] in "日天7" else str(zh.number(m[1])))
 
     def clock(m: re.Match[str]) -> str:
-        hour = _zh_number(m[2])
+        hour = zh.number(m[2])
         if m[1] in ("下午", "晚上") and hour < 12:
             hour += 12
-        minute = 30 if m[3] == "半" else _zh_number(m[3].rstrip("分")) if m[3] else 0
+        minute = 30 if m[3] == "半" else zh.number(m[3].rstrip("分")) if m[3] else 0
         return _clock(hour, minute)
 
-    reader.take(_ZH_CLOCK, "time", clock)
-    reader.take(_ZH_MONTH, "month", lambda m: MONTHS[(_zh_number(m[1]) - 1) % 12])
-    reader.take(_ZH_DATE, "number", lambda m: _zh_number(m[1]))
-    reader.take(_ZH_DAY, "day", lambda m: m[0])
-    reader.take(_ZH_COUNT, "number", lambda m: _zh_number(m[1]))
-    reader.take(_ZH_NAME, "name", lambda m: m[1])
-    reader.take(_ZH_PLACE, "name", lambda m: m[0])
+    reader.take(zh.CLOCK, "time", clock)
+    reader.take(zh.MONTH, "month", lambda m: MONTHS[(zh.number(m[1]) - 1) % 12])
+    reader.take(zh.DATE, "number", lambda m: zh.number(m[1]))
+    reader.take(zh.DAY, "day", lambda m: m[0])
+    reader.take(zh.COUNT, "number", lambda m: zh.number(m[1]))
+    reader.take(zh.NAME, "name", lambda m: m[1])
+    reader.take(zh.PLACE, "name", lambda m: m[0])
 
 
 def _stem(word: str) -> str:
@@ -355,8 +297,8 @@ def facts_of(text: str) -> Facts:
         _numbers(reader)
     negated = set(_english(reader))
     if has_han(text):
-        negated |= {m[1] for m in _ZH_NEGATED.finditer(reader.text)}
-        reader.text = _ZH_NEGATOR.sub(" ", reader.text)
+        negated |= {m[1] for m in zh.NEGATED.finditer(reader.text)}
+        reader.text = zh.NEGATOR.sub(" ", reader.text)
         _chinese(reader)
     if digits:  # last: the patterns above read digits in context (6月, 7点, 2pm) first
         reader.take(_NUMBER, "number", lambda m: _normal_number(m[0]))
@@ -373,7 +315,7 @@ def facts_of(text: str) -> Facts:
     sequence = tuple(
         word[:-1] if len(word) > 3 and word.endswith("s") else word  # _stem, inlined
         for word in _WORD.findall(reader.text.lower())
-        if word not in stop and word not in _AUXILIARIES and word not in _ZH_FUNCTION
+        if word not in stop and word not in _AUXILIARIES and word not in zh.FUNCTION_CHARS
     )
     values = {kind: frozenset(found) for kind, found in reader.values.items() if found}
     return Facts(
