@@ -100,10 +100,14 @@ _ADDRESSING = frozenset(
     )
 )
 _ACTED_ON = frozenset(_LEXICON) | _NEGATORS  # lower-case words _english never keeps as they are
+# ... as a lower-case token may spell them (either apostrophe).
+_ACTED_ON_SPELLED = _ACTED_ON | {w.replace("'", "’") for w in _ACTED_ON}
 _LATIN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
 # A capitalised word or an acronym (a name of a person, place, product), possessive aside.
 _PROPER = re.compile(rf"{_L}([A-Z][A-Za-z0-9]*)(?:['’]s)?{_R}")
 _WORD = re.compile(rf"[{HAN_CLASS}]|[^\W\d_{HAN_CLASS}]+(?:['’][^\W\d_]+)?")
+_WORD_WITHOUT_HAN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")  # _WORD, in text without Han
+_DIGIT = re.compile(r"\d")  # in ASCII text, what str.isdigit finds
 _AUXILIARIES = frozenset({"do", "does", "did", "is", "are", "was", "were", "will", "would", "be"})
 
 
@@ -183,12 +187,14 @@ def _english(reader: _Reader) -> frozenset[str]:
     last = 0
     for n, token in enumerate(tokens):
         word = token[0]
+        if word.islower() and word not in _ACTED_ON_SPELLED and not word.startswith("dislike"):
+            continue  # most words: kept as they are
         low = word.lower()
         if "’" in low:
             low = low.replace("’", "'")
         upper = word[0].isupper()
         if not upper and low not in _ACTED_ON and not low.startswith("dislike"):
-            continue  # most words: kept as they are
+            continue
         found = _LEXICON.get(low) or (_CAPITALISED.get(low) if upper else None)
         if found is not None:
             reader.values[found[0]].add(found[1])
@@ -283,6 +289,12 @@ def _name_like(word: str) -> bool:
     return capital[0] < lower[0] and len(capital) <= len(lower)
 
 
+@functools.cache
+def _not_topic() -> frozenset[str]:
+    """The words that are no topic: stopwords, auxiliaries, Chinese function characters."""
+    return stopword_set() | _AUXILIARIES | zh.FUNCTION_CHARS
+
+
 @functools.lru_cache(maxsize=8192)
 def facts_of(text: str) -> Facts:
     """The checkable facts of ``text`` (see the module docstring); cached by text.
@@ -292,11 +304,12 @@ def facts_of(text: str) -> Facts:
     """
     text = strip_speaker_label(text)
     reader = _Reader(text)
-    digits = any(map(str.isdigit, text))
+    ascii_text, han = text.isascii(), has_han(text)
+    digits = _DIGIT.search(text) is not None if ascii_text else any(map(str.isdigit, text))
     if digits:
         _numbers(reader)
     negated = set(_english(reader))
-    if has_han(text):
+    if han:
         negated |= {m[1] for m in zh.NEGATED.finditer(reader.text)}
         reader.text = zh.NEGATOR.sub(" ", reader.text)
         _chinese(reader)
@@ -304,6 +317,7 @@ def facts_of(text: str) -> Facts:
         reader.take(_NUMBER, "number", lambda m: _normal_number(m[0]))
     # Names: capitalised words, but not common words that only start a sentence.
     stop = stopword_set()
+    not_topic = _not_topic()
 
     def name(m: re.Match[str]) -> str | None:
         word = m[1]
@@ -314,8 +328,8 @@ def facts_of(text: str) -> Facts:
     reader.take(_PROPER, "name", name)
     sequence = tuple(
         word[:-1] if len(word) > 3 and word.endswith("s") else word  # _stem, inlined
-        for word in _WORD.findall(reader.text.lower())
-        if word not in stop and word not in _AUXILIARIES and word not in zh.FUNCTION_CHARS
+        for word in (_WORD if han else _WORD_WITHOUT_HAN).findall(reader.text.lower())
+        if word not in not_topic
     )
     values = {kind: frozenset(found) for kind, found in reader.values.items() if found}
     return Facts(
@@ -323,7 +337,7 @@ def facts_of(text: str) -> Facts:
         words=frozenset(sequence),
         negated=frozenset(negated),
         sequence=sequence,
-        tokens=tuple(_TOKEN.findall(text.lower())),
+        tokens=tuple((_TOKEN if han else _TOKEN_WITHOUT_HAN).findall(text.lower())),
     )
 
 
@@ -388,6 +402,7 @@ def differ(a: Facts, b: Facts) -> list[str]:
 
 
 _TOKEN = re.compile(rf"[{HAN_CLASS}]|[^\W_{HAN_CLASS}]+")  # Chinese: a character each
+_TOKEN_WITHOUT_HAN = re.compile(r"[^\W_]+")  # _TOKEN, in text without Han
 _RAW_WORD = re.compile(rf"[{HAN_CLASS}]|[^\W\d_{HAN_CLASS}]{{3,}}")
 
 
