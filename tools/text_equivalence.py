@@ -9,14 +9,21 @@ temporary directory) against this tree, over
 * 3,000 memories of ``benchmarks.locomo.Sentences`` (seed 0),
 * ``benchmarks.locomo.derived_texts(5000)`` (the ingest benchmark's writes),
 
-and prints how many texts were compared and every difference. Each tree runs in a
-subprocess of its own, with only that tree on its path.
+and prints how many texts were compared and every difference. It also runs the dedup
+stage (``DedupStage.process``, the offline judge) over the turns and the derived writes
+in batches of 256, each write's stored neighbours the 5 nearest earlier texts by the
+``local`` embedder (Redis left out: the lookups are given), and compares every write's
+outcome (merged into, conflicts, judged by, counters). Each tree runs in a subprocess of
+its own, with only that tree on its path.
 
 ``--rounds N`` also times both: CPU microseconds per call (``time.process_time``, the
 best of 5 passes), alternating the trees N times, on the unique turns and on the derived
 writes apart (those repeat sentences: a cache gains there what unique text does not get).
 Every cache of the scoring module is cleared before each pass, and ``facts_of`` is timed
-without its own cache, so a pass never finds the previous pass's texts.
+without its own cache, so a pass never finds the previous pass's texts. The dedup stage
+is timed per write with the facts of every text cached (``cached``: a worker's state
+when the neighbours were written recently) and with the caches of ``facts`` cleared
+before each batch (``cold``).
 
 Run:  python tools/text_equivalence.py [--ref main] [--rounds 3]
 """
@@ -24,6 +31,7 @@ Run:  python tools/text_equivalence.py [--ref main] [--rounds 3]
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import random
 import statistics
@@ -36,6 +44,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 _PASSES = 5
+_DEDUP_SOURCES = ("turns", "derived")
 
 
 def corpus(root: Path) -> dict[str, list[str]]:
@@ -82,10 +91,75 @@ def dump(texts: dict[str, list[str]]) -> dict[str, list[Any]]:
     from hindsight_redis.language.facts import facts_of
     from hindsight_redis.pipeline.stages.scoring import heuristic_score
 
-    return {
+    found: dict[str, list[Any]] = {
         source: [[*heuristic_score(t), _facts_json(facts_of(t))] for t in items]
         for source, items in texts.items()
     }
+    for source in _DEDUP_SOURCES:
+        found[f"dedup {source}"] = asyncio.run(dedup(texts[source], 0))[0]
+    return found
+
+
+async def dedup(texts: list[str], passes: int) -> tuple[list[Any], dict[str, float]]:
+    """Each write's dedup outcome, and (``passes`` > 0) the stage's CPU microseconds per
+    write, the best of ``passes``, with the facts cached and cold."""
+    import numpy as np
+
+    from hindsight_redis.core.models import MemoryEvent
+    from hindsight_redis.language import facts
+    from hindsight_redis.pipeline.stages.base import Candidate
+    from hindsight_redis.pipeline.stages.dedup import DedupStage
+    from hindsight_redis.providers.embedders import LocalEmbedder
+    from hindsight_redis.settings import DedupSettings
+
+    vectors = np.asarray(LocalEmbedder().embed_sync(texts), dtype=np.float32)
+    batches = [range(first, min(first + 256, len(texts))) for first in range(0, len(texts), 256)]
+    stored = {}  # by batch: each write's 5 nearest earlier texts, as the lookups return them
+    for batch in batches:
+        earlier = vectors[: batch.start]
+        rows = []
+        for i in batch:
+            sims = earlier @ vectors[i]
+            top = np.argsort(-sims, kind="stable")[:5].tolist()
+            rows.append([(f"m{j}", float(sims[j]), texts[j]) for j in top])
+        stored[batch.start] = rows
+    stage = DedupStage(None, None, DedupSettings(), None)  # type: ignore[arg-type]
+
+    async def run(cold: bool) -> tuple[list[Any], float]:
+        outcomes, cpu_s = [], 0.0
+        for batch in batches:
+            todo = [
+                Candidate(
+                    f"e{i}",
+                    MemoryEvent(event_id=f"e{i}", namespace="ns", content=texts[i]),
+                    texts[i],
+                    embedding=vectors[i],
+                )
+                for i in batch
+            ]
+
+            async def lookups(_: Any, rows: Any = stored[batch.start]) -> Any:
+                return rows
+
+            stage._stored_neighbours = lookups  # type: ignore[method-assign,assignment]
+            if cold:
+                facts.facts_of.cache_clear()
+                facts._raw_words.cache_clear()
+            start = time.process_time()
+            await stage.process(todo)
+            cpu_s += time.process_time() - start
+            outcomes += [
+                [c.merge_into, c.conflicts_with, c.notes.get("judged_by"), c.counters] for c in todo
+            ]
+        return outcomes, cpu_s / len(texts) * 1e6
+
+    outcomes, _ = await run(False)
+    cpu = {
+        state: min([(await run(state == "cold"))[1] for _ in range(passes)])
+        for state in ("cached", "cold")
+        if passes
+    }
+    return outcomes, cpu
 
 
 def timings(texts: dict[str, list[str]]) -> dict[str, float]:
@@ -113,6 +187,9 @@ def timings(texts: dict[str, list[str]]) -> dict[str, float]:
                     function(text)
                 best = min(best, time.process_time() - start)
             out[f"{name} {source}"] = best / len(items) * 1e6
+    for source in _DEDUP_SOURCES:
+        for state, cpu_us in asyncio.run(dedup(texts[source], _PASSES))[1].items():
+            out[f"dedup {source} ({state})"] = cpu_us
     return out
 
 
@@ -140,7 +217,8 @@ def compare(
 ) -> int:
     """Prints each text whose results differ; returns how many do."""
     differences = 0
-    for source, items in texts.items():
+    for source in before:
+        items = texts[source.removeprefix("dedup ")]
         for text, old, new in zip(items, before[source], after[source], strict=True):
             if old != new:
                 differences += 1
@@ -176,7 +254,10 @@ def main() -> None:
         differences = compare(before, after, texts)
         counts = ", ".join(f"{len(items)} {source}" for source, items in texts.items())
         total = sum(len(items) for items in texts.values())
-        print(f"compared {total} texts ({counts}) against {args.ref}: {differences} differences")
+        print(
+            f"compared {total} texts ({counts}), and the dedup outcomes of the turns and the "
+            f"derived writes, against {args.ref}: {differences} differences"
+        )
         if args.rounds:
             _time(reference, texts_path, args.ref, args.rounds)
 

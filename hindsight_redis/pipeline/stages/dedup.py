@@ -242,30 +242,34 @@ class DedupStage:
         # become Python objects (not the whole matrix: quadratic in the batch size).
         threshold = self.dedup.conflict_threshold
         close = np.tril(sims >= threshold, k=-1)
+        # Mates share the row's scope (numbered) and are still alive: a row is decided
+        # before the next, and a merged one is nobody's mate.
         scopes = [self._scope(c) for c in todo]
+        numbers = {scope: n for n, scope in enumerate(dict.fromkeys(scopes))}
+        scope_numbers = np.array([numbers[scope] for scope in scopes])
+        living = np.ones(len(todo), dtype=bool)
         for i, (cand, neighbours) in enumerate(zip(todo, stored, strict=True)):
             options = list(neighbours)
             # The nearest earlier batch-mates, as many as the stored neighbours looked up
             # (by decreasing cosine; ties: the earlier first, as a stable sort keeps them).
             # Sorted by numpy: a row has ~120 mates over the low conflict threshold.
-            mates = np.flatnonzero(close[i])
+            mates = np.flatnonzero(close[i] & living & (scope_numbers == scope_numbers[i]))
             cosines = sims[i, mates]
-            order = np.argsort(-cosines, kind="stable")
-            nearest = 0
-            for j, cosine in zip(mates[order].tolist(), cosines[order].tolist(), strict=True):
-                if nearest == _NEIGHBOURS:
-                    break
-                if todo[j].alive and scopes[j] == scopes[i]:
-                    options.append((todo[j].event.event_id, cosine, todo[j].content))
-                    nearest += 1
+            nearest = np.argsort(-cosines, kind="stable")[:_NEIGHBOURS]
+            for j, cosine in zip(mates[nearest].tolist(), cosines[nearest].tolist(), strict=True):
+                options.append((todo[j].event.event_id, cosine, todo[j].content))
             options.sort(key=lambda o: -o[1])
             await self._decide(cand, options[: 2 * _NEIGHBOURS])
+            living[i] = cand.alive
 
     async def _decide(self, cand: Candidate, options: list[tuple[str, float, str]]) -> None:
         with charged_to(cand.event.namespace, "judge"):
             await self._decide_charged(cand, options)
 
     async def _decide_charged(self, cand: Candidate, options: list[tuple[str, float, str]]) -> None:
+        # The offline judge is asked directly: no coroutine per option (``judged`` would
+        # return the same, ``contradiction``'s verdict by "heuristic").
+        offline = type(self.judge) is HeuristicConflictJudge
         for memory_id, sim, content in options:
             if memory_id == cand.event.event_id:
                 continue  # a redelivered write finding itself
@@ -274,7 +278,10 @@ class DedupStage:
             # A changed fact makes a contradiction, not a duplicate: merging
             # would lose the new fact. Texts that disagree on a fact are never
             # merged, whatever the judge says.
-            contradicts, by = await judged(self.judge, cand.content, content)
+            if offline:
+                contradicts, by = bool(contradiction(cand.content, content)), "heuristic"
+            else:
+                contradicts, by = await judged(self.judge, cand.content, content)
             # The outcome names the model when it judged, and the budget when it stopped it.
             if cand.notes.get("judged_by", "heuristic") == "heuristic" or "budget" in by:
                 cand.notes["judged_by"] = by
