@@ -184,10 +184,15 @@ def _english(reader: _Reader) -> frozenset[str]:
     """
     text, out, negated = reader.text, [], set()
     tokens = list(_LATIN.finditer(text))
+    dislikes = "dislike" in text  # (in a lower-case word)
     last = 0
     for n, token in enumerate(tokens):
         word = token[0]
-        if word.islower() and word not in _ACTED_ON_SPELLED and not word.startswith("dislike"):
+        if (
+            word.islower()
+            and word not in _ACTED_ON_SPELLED
+            and not (dislikes and word.startswith("dislike"))
+        ):
             continue  # most words: kept as they are
         low = word.lower()
         if "’" in low:

@@ -204,6 +204,18 @@ def _identifier(sentence: str, digit: bool) -> bool:
     return _IDENTIFIER.search(sentence) is not None
 
 
+def _quoted(sentence: str) -> bool:
+    """Whether ``sentence`` quotes a title; searched only when it holds an opening quote."""
+    if (
+        '"' not in sentence
+        and "“" not in sentence
+        and "《" not in sentence
+        and "「" not in sentence
+    ):
+        return False  # every match of _QUOTED starts with one of these
+    return _QUOTED.search(sentence) is not None
+
+
 @functools.lru_cache(maxsize=8192)
 def _sentence_signals(sentence: str) -> tuple[float, tuple[str, ...], frozenset[str] | None]:
     """How informative one sentence is, 0..1, the signals found, and its ``_word_heads``.
@@ -237,7 +249,7 @@ def _sentence_signals(sentence: str) -> tuple[float, tuple[str, ...], frozenset[
         ("date", _DATE.found(sentence, heads, digit)),
         ("name", bool(names)),
         ("identifier", _identifier(sentence, digit)),
-        ("title", bool(_QUOTED.search(sentence))),
+        ("title", _quoted(sentence)),
     ]
     found = [label for label, hit in specifics if hit]
     value += min(0.1 * len(found), 0.3)
