@@ -432,6 +432,7 @@ def related(new: str, old: str) -> bool:
 
 def contradiction(new: str, old: str) -> list[str]:
     """Why ``new`` contradicts ``old`` (the kinds of fact changed); empty when it does not."""
-    if not related(new, old):
+    if not may_share_topic(new, old):
         return []
-    return disagree(facts_of(new), facts_of(old))
+    a, b = facts_of(new), facts_of(old)
+    return disagree(a, b) if same_topic(a, b) else []  # ``related``, its facts kept

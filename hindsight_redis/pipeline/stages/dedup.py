@@ -241,23 +241,27 @@ class DedupStage:
         # Each row's earlier batch-mates close enough to judge: a mask, so only those few
         # become Python objects (not the whole matrix: quadratic in the batch size).
         threshold = self.dedup.conflict_threshold
-        close = np.tril(sims >= threshold, k=-1)
         # Mates share the row's scope (numbered) and are still alive: a row is decided
         # before the next, and a merged one is nobody's mate.
         scopes = [self._scope(c) for c in todo]
         numbers = {scope: n for n, scope in enumerate(dict.fromkeys(scopes))}
         scope_numbers = np.array([numbers[scope] for scope in scopes])
+        close = np.tril(sims >= threshold, k=-1)
+        close &= scope_numbers[:, None] == scope_numbers[None, :]
         living = np.ones(len(todo), dtype=bool)
         for i, (cand, neighbours) in enumerate(zip(todo, stored, strict=True)):
             options = list(neighbours)
             # The nearest earlier batch-mates, as many as the stored neighbours looked up
             # (by decreasing cosine; ties: the earlier first, as a stable sort keeps them).
             # Sorted by numpy: a row has ~120 mates over the low conflict threshold.
-            mates = np.flatnonzero(close[i] & living & (scope_numbers == scope_numbers[i]))
-            cosines = sims[i, mates]
-            nearest = np.argsort(-cosines, kind="stable")[:_NEIGHBOURS]
-            for j, cosine in zip(mates[nearest].tolist(), cosines[nearest].tolist(), strict=True):
-                options.append((todo[j].event.event_id, cosine, todo[j].content))
+            mates = (close[i] & living).nonzero()[0]
+            if len(mates):
+                cosines = sims[i][mates]
+                nearest = (-cosines).argsort(kind="stable")[:_NEIGHBOURS]
+                for j, cosine in zip(
+                    mates[nearest].tolist(), cosines[nearest].tolist(), strict=True
+                ):
+                    options.append((todo[j].event.event_id, cosine, todo[j].content))
             options.sort(key=lambda o: -o[1])
             await self._decide(cand, options[: 2 * _NEIGHBOURS])
             living[i] = cand.alive
