@@ -35,6 +35,7 @@ from hindsight_redis.providers.spend import BudgetReached, SpendLedger
 from hindsight_redis.trust.poison.actions import ACTIONS
 from hindsight_redis.trust.poison.authority import AUTHORITY
 from hindsight_redis.trust.poison.exfiltration import EXFILTRATION, HIDDEN
+from hindsight_redis.trust.poison.literals import fold, worth_searching
 from hindsight_redis.trust.poison.markup import MARKUP
 from hindsight_redis.trust.poison.override import OVERRIDE
 from hindsight_redis.trust.poison.passage import Mentions
@@ -216,15 +217,19 @@ def _weigh(
     return best, found
 
 
-def _candidates(text_heads: frozenset[str], lower: str, han: bool) -> list[Signal]:
-    """The signals that can match a text (``Signal.ready``), in ``SIGNALS``' order."""
+def _candidates(text_heads: frozenset[str], lower: str, han: bool, folded: str) -> list[Signal]:
+    """The signals that can match a text (``Signal.ready``, then the literals a match needs:
+    ``literals.worth_searching``, ``folded`` the text through ``literals.fold``), in ``SIGNALS``'
+    order."""
     found = set(_ALWAYS)
     for head in text_heads:
         found.update(_BY_HEAD.get(head, ()))
     if han:
         found.update(_WITH_HAN)
     ready = (SIGNALS[n] for n in sorted(found))
-    return [s for s in ready if s.ready(text_heads, lower, han)]
+    return [
+        s for s in ready if s.ready(text_heads, lower, han) and worth_searching(s.pattern, folded)
+    ]
 
 
 def scan(text: str) -> PoisonVerdict:
@@ -239,11 +244,12 @@ def scan(text: str) -> PoisonVerdict:
     norm = normalize(text)
     lower = norm.lower()
     text_heads, han = word_heads(lower), has_han(norm)
+    folded = lower if norm.isascii() else fold(norm)
     muted = Mentions(lower, text_heads, sentences=False)
     # (kind, start, end, weight, words): two signals on the same words (a phrase two
     # patterns know, "Hey assistant,") count once, at the larger weight
     counted: list[tuple[str, int, int, float, str]] = []
-    for signal in _candidates(text_heads, lower, han):
+    for signal in _candidates(text_heads, lower, han, folded):
         weight, match = _weigh(signal, norm, muted)
         if match is None or weight <= 0.0:
             continue

@@ -12,6 +12,7 @@ from bisect import bisect_right
 
 from hindsight_redis.trust.poison import hide_cues, rule_cues, send_cues
 from hindsight_redis.trust.poison.exfiltration import MINE, SECRET_TOPIC
+from hindsight_redis.trust.poison.literals import fold, worth_searching
 from hindsight_redis.trust.poison.signal import NEGATION, Cue, may_match, word_heads
 
 _SHORT = 320
@@ -59,9 +60,11 @@ def mentions(lower: str, heads: frozenset[str], sentences: bool = True) -> list[
     in a text about attacks ("prompt injection", "phishing", "红队"); with ``sentences``,
     every clause about attacks as well."""
     spans: list[tuple[int, int]] = []
+    folded = fold(lower)
     about = [
         match.start()
         for pattern in hide_cues.ABOUT_ATTACKS.ready(heads, lower.isascii())
+        if worth_searching(pattern, folded)
         for match in pattern.finditer(lower)
     ]
     if "'" in lower or '"' in lower or "“" in lower or "「" in lower:
@@ -111,6 +114,7 @@ class Passage:
             heads = word_heads(lower)
         self.lower, self.heads, self.ascii = lower, heads, lower.isascii()
         self.short = len(lower) <= _SHORT
+        self._folded = fold(lower)
         self._found: dict[tuple[int, bool], tuple[Found, Found]] = {}
         self._words: dict[int, set[str]] = {}
         self._starts: list[int] | None = None  # found when first needed: most texts never do
@@ -120,6 +124,8 @@ class Passage:
     def find(self, cue: Cue, *, negatable: bool = False, clauses: bool = False) -> Found:
         """Where ``cue`` matches, by sentence (its first words there), or by clause."""
         patterns = cue.ready(self.heads, self.ascii)
+        if patterns:  # and of those, the ones whose literals the text holds (``literals``)
+            patterns = [p for p in patterns if worth_searching(p, self._folded)]
         if not patterns:
             return _NONE
         key = (id(cue), negatable)

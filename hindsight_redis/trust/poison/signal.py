@@ -46,8 +46,12 @@ class Signal:
         """Whether the pattern can match a text of these heads (a cheap test first: the
         patterns are tried only where they can match, which makes a scan ten times faster).
         ``lower``: the normalised text, lower-cased."""
-        if self.heads and all(not g.isdisjoint(text_heads) for g in self.heads):
-            return True
+        if self.heads:
+            for group in self.heads:  # a loop: faster than all() over a generator
+                if group.isdisjoint(text_heads):
+                    break
+            else:
+                return True
         if self.han and has_han and all(any(s in lower for s in g) for g in self.han):
             return True
         return not self.heads and not self.han
@@ -130,8 +134,12 @@ class Cue:
             elif not groups:
                 if not wide:
                     found.append(pattern)
-            elif all(not g.isdisjoint(text_heads) for g in groups):
-                found.append(pattern)
+            else:
+                for group in groups:  # a loop: faster than all() over a generator
+                    if group.isdisjoint(text_heads):
+                        break
+                else:
+                    found.append(pattern)
         return found
 
 

@@ -222,7 +222,8 @@ class _Everywhere(frozenset[str]):
 
 def test_the_cheap_tests_change_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     """Cues are tried only where their heads are (``Cue.ready``, the moves' gates, the
-    address hint): with every pattern tried on every text, every move is the same."""
+    address hint) and their literals (``literals.worth_searching``): with every pattern
+    tried on every text, every move is the same."""
     texts = TEXTS + [t.upper() for t in TEXTS]
     fast = [structure.read(t.lower()) for t in texts]
 
@@ -233,6 +234,7 @@ def test_the_cheap_tests_change_no_verdict(monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr(Cue, "ready", every_part)
     monkeypatch.setattr(passage, "may_match", lambda *args: True)
+    monkeypatch.setattr(passage, "worth_searching", lambda *args: True)
     monkeypatch.setattr(send_cues, "ADDRESS_HINT", re.compile(""))
     everywhere = tuple((_Everywhere(), move) for _, move in structure._MOVES)
     monkeypatch.setattr(structure, "_MOVES", everywhere)

@@ -179,8 +179,9 @@ def test_normalize_folds_only_what_disguises() -> None:
 
 
 def test_the_shortcut_changes_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A signal's pattern is only tried when its heads are in the text (``Signal.ready``):
-    with every pattern tried on every text, every verdict is the same."""
+    """A signal's pattern is only tried when its heads are in the text (``Signal.ready``)
+    and its literals (``literals.worth_searching``): with every pattern tried on every
+    text, every verdict is the same."""
     texts = [r["text"] for r in ROWS]
     texts += [t.upper() for t in texts] + [t.lower() for t in texts]
     fast = [scan(t) for t in texts]
