@@ -84,6 +84,8 @@ _LOOKALIKES = str.maketrans(
     "aeopcyxijsdhlABEKMHOPCTXISovaitkxpABEZHIKMNOPTYX''\"\"",
 )
 _SPACES = re.compile(r"[^\S\n]{2,}|[^\S \n]")
+_ODD_SPACES = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"
+"""The ASCII spaces ``_SPACES`` folds alone (every one but the space and the newline)."""
 # "dont", "youre": contractions typed without their apostrophe, as the signals spell them.
 _BARE_CONTRACTION = re.compile(
     r"\b(don|doesn|didn|can|won|shouldn|mustn|isn|aren|wasn|weren|needn|haven|hasn)t\b|"
@@ -162,7 +164,8 @@ def normalize(text: str) -> str:
     invisible characters, look-alike letters made Latin, runs of spaces made one."""
     if not text.isascii():  # ASCII has nothing to fold (and is most text: the fast path)
         text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_LOOKALIKES)
-    text = _SPACES.sub(" ", text)
+    if not text.isascii() or "  " in text or any(map(text.__contains__, _ODD_SPACES)):
+        text = _SPACES.sub(" ", text)  # else nothing to fold (most text: a few memchr)
     if not _BARE_WORDS.isdisjoint(_WORDS.findall(text.lower())):  # a set test: the sub is slow
         text = _BARE_CONTRACTION.sub(_apostrophe, text)
     return text

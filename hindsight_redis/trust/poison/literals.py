@@ -43,6 +43,7 @@ if _EXTRA_CASES is not None:
         _first = min(_char, *_others)
         for _member in (_char, *_others):
             _EQUIVALENT[_member] = chr(_first)
+_EMPTY: frozenset[str] = frozenset([""])
 _CAPITAL_DOTTED_I = {0x130: "i"}  # "İ".lower() is two characters; the engine reads "i"
 
 
@@ -87,13 +88,33 @@ def worth_searching(pattern: re.Pattern[str], folded: str) -> bool:
 
 def literal_test(pattern: re.Pattern[str]) -> LiteralTest | None:
     """The ``LiteralTest`` of ``pattern``, or None when it cannot be reduced (search it)."""
-    literals = required(pattern)
-    if literals is None:
+    found = required(pattern)
+    if found is None:
         return None
-    ordered = tuple(sorted(literals, key=lambda s: (-len(s), s)))
-    if len(ordered) <= _MAX_REGEX_TEST:
-        return LiteralTest(ordered)
-    return LiteralTest(ordered, re.compile("|".join(map(re.escape, ordered))))
+    literals = tuple(sorted(found, key=_longest_first))
+    if len(literals) <= _MAX_REGEX_TEST:
+        return LiteralTest(literals)
+    return LiteralTest(literals, re.compile(_trie(list(literals))))
+
+
+def _longest_first(literal: str) -> tuple[int, str]:
+    return -len(literal), literal
+
+
+def _trie(literals: list[str]) -> str:
+    """``literals`` as one pattern, factored by their first characters ("ab|ac" as
+    "a(?:b|c)"): the engine tries fewer alternatives at each place. A literal that begins
+    another ends the branch (presence is all that is asked)."""
+    heads: dict[str, list[str]] = {}
+    for literal in sorted(set(literals)):
+        heads.setdefault(literal[:1], []).append(literal[1:])
+    if "" in heads:  # the empty literal: found anywhere
+        return ""
+    branches = []
+    for head, tails in heads.items():
+        rest = "" if "" in tails else _trie(tails)
+        branches.append(re.escape(head) + rest)
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
 
 def required(pattern: re.Pattern[str]) -> frozenset[str] | None:
@@ -121,15 +142,15 @@ class _Reduction:
         """The reduction of parts in a row: runs of exact parts joined into longer literals,
         the best of every run's and every other part's literals kept."""
         choices: list[frozenset[str]] = []
-        run: frozenset[str] | None = frozenset([""])
-        whole: frozenset[str] | None = frozenset([""])
+        run: frozenset[str] = _EMPTY
+        whole: frozenset[str] | None = _EMPTY
         for op, av in items:
             part = _Reduction.of_item(op, av)
             if part.needed is not None:
                 choices.append(part.needed)
             if part.exact is None:
                 _keep_run(run, choices)
-                run, whole = frozenset([""]), None
+                run, whole = _EMPTY, None
                 continue
             joined = _join(run, part.exact)
             if joined is None:
@@ -207,8 +228,8 @@ def _join(left: frozenset[str] | None, right: frozenset[str]) -> frozenset[str] 
     return frozenset(a + b for a, b in product(left, right))
 
 
-def _keep_run(run: frozenset[str] | None, choices: list[frozenset[str]]) -> None:
-    if run is not None and all(run):
+def _keep_run(run: frozenset[str], choices: list[frozenset[str]]) -> None:
+    if all(run):
         choices.append(run)
 
 

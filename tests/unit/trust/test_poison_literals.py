@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight_redis.trust.poison import claim_cues, hide_cues, rule_cues, send_cues
+from hindsight_redis.trust.poison import claim_cues, hide_cues, literals, rule_cues, send_cues
 from hindsight_redis.trust.poison.literals import fold, literal_test, required, worth_searching
 from hindsight_redis.trust.poison.signal import Cue
 from hindsight_redis.trust.poisoning import SIGNALS, normalize
@@ -82,7 +82,7 @@ def _random_pattern(rng: random.Random, depth: int = 0) -> str:
         elif kind < 0.55:
             part = "[" + "".join(map(re.escape, rng.sample(_ALPHABET, rng.randint(1, 3)))) + "]"
         elif kind < 0.6:
-            part = rng.choice([r"\b", r"\s", ".", r"\w", "[^a]"])
+            part = rng.choice([r"\b", r"\b", r"\s", ".", r"\w", "[^a]"])
         elif kind < 0.65:
             part = f"(?={_random_pattern(rng, depth + 1)})"
         else:
@@ -94,8 +94,13 @@ def _random_pattern(rng: random.Random, depth: int = 0) -> str:
     return "".join(parts)
 
 
-def test_every_match_of_random_patterns_holds_a_literal() -> None:
-    rng = random.Random(7)
+@pytest.mark.parametrize("most_tested_with_in", [6, 0])
+def test_every_match_of_random_patterns_holds_a_literal(
+    monkeypatch: pytest.MonkeyPatch, most_tested_with_in: int
+) -> None:
+    """Tested with ``in``, and with one alternation."""
+    monkeypatch.setattr(literals, "_MAX_REGEX_TEST", most_tested_with_in)
+    rng = random.Random(7 + most_tested_with_in)
     reduced = 0
     for _ in range(1000):
         flags = rng.choice([0, re.IGNORECASE, re.IGNORECASE | re.ASCII])
@@ -104,8 +109,9 @@ def test_every_match_of_random_patterns_holds_a_literal() -> None:
         for _ in range(6):
             text = "".join(rng.choice(_ALPHABET) for _ in range(rng.randint(0, 14)))
             assert _holds_a_literal(pattern, text), (pattern, text)
-            if pattern.search(text):
-                assert worth_searching(pattern, fold(text)), (pattern, text)
+            test = literal_test(pattern)
+            if test is not None and pattern.search(text):
+                assert test.may_match(fold(text)), (pattern, text)
     assert reduced > 300  # most are reduced: the test tests something
 
 
@@ -132,3 +138,12 @@ def test_every_match_of_the_signals_and_cues_holds_a_literal() -> None:
             for pattern in patterns:
                 if pattern.search(spelled):
                     assert worth_searching(pattern, fold(spelled)), (pattern.pattern, text)
+
+
+def test_many_literals_are_looked_for_with_one_pattern() -> None:
+    pattern = re.compile(r"\b(?:alpha|alps|beta|gamma|delta|epsilon|zeta|theta)s?\b")
+    test = literal_test(pattern)
+    assert test is not None and test.alternation is not None
+    assert test.alternation.pattern.startswith("(?:alp(?:ha|s)|beta|")  # factored
+    assert test.may_match("the alphabet") and test.may_match("a zeta")
+    assert not test.may_match("the alp, a bet")

@@ -178,6 +178,15 @@ def test_normalize_folds_only_what_disguises() -> None:
     assert normalize("youre fine") == "you're fine"
 
 
+def test_normalize_skips_the_space_folding_only_where_there_is_none() -> None:
+    """ASCII text without two spaces in a row or a space ``_SPACES`` folds alone is left as
+    it is (``_ODD_SPACES`` names them all)."""
+    alone = {chr(c) for c in range(128) if poisoning._SPACES.fullmatch(chr(c))}
+    assert alone == set(poisoning._ODD_SPACES)
+    for text in ("a b\nc", "a  b", "a\tb", "a\x1fb", "a\u00a0b", "a \n b"):
+        assert normalize(text) == poisoning._SPACES.sub(" ", text)
+
+
 def test_the_shortcut_changes_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     """A signal's pattern is only tried when its heads are in the text (``Signal.ready``)
     and its literals (``literals.worth_searching``): with every pattern tried on every
