@@ -35,7 +35,7 @@ from hindsight_redis.providers.spend import BudgetReached, SpendLedger
 from hindsight_redis.trust.poison.actions import ACTIONS
 from hindsight_redis.trust.poison.authority import AUTHORITY
 from hindsight_redis.trust.poison.exfiltration import EXFILTRATION, HIDDEN
-from hindsight_redis.trust.poison.literals import fold, worth_searching
+from hindsight_redis.trust.poison.literals import fold, one_pattern, worth_searching
 from hindsight_redis.trust.poison.markup import MARKUP
 from hindsight_redis.trust.poison.override import OVERRIDE
 from hindsight_redis.trust.poison.passage import Mentions
@@ -99,6 +99,7 @@ _BARE_WORDS_TEXT = (
     "youre youve theyre theyve weve"
 )
 _BARE_WORDS = frozenset(_BARE_WORDS_TEXT.split())
+_BARE_INSIDE = one_pattern(_BARE_WORDS)
 _WORDS = re.compile(r"[a-z]+")
 
 
@@ -166,7 +167,9 @@ def normalize(text: str) -> str:
         text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_LOOKALIKES)
     if not text.isascii() or "  " in text or any(map(text.__contains__, _ODD_SPACES)):
         text = _SPACES.sub(" ", text)  # else nothing to fold (most text: a few memchr)
-    if not _BARE_WORDS.isdisjoint(_WORDS.findall(text.lower())):  # a set test: the sub is slow
+    lower = text.lower()
+    # one search for the words inside others ("parent"), then a set test: the sub is slow
+    if _BARE_INSIDE.search(lower) and not _BARE_WORDS.isdisjoint(_WORDS.findall(lower)):
         text = _BARE_CONTRACTION.sub(_apostrophe, text)
     return text
 
@@ -246,7 +249,7 @@ def scan(text: str) -> PoisonVerdict:
     (``passage.mentions``)."""
     norm = normalize(text)
     lower = norm.lower()
-    text_heads, han = word_heads(lower), has_han(norm)
+    text_heads, han = word_heads(lower), not norm.isascii() and has_han(norm)
     folded = lower if norm.isascii() else fold(norm)
     muted = Mentions(lower, text_heads, sentences=False)
     # (kind, start, end, weight, words): two signals on the same words (a phrase two

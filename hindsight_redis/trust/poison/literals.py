@@ -17,7 +17,7 @@ folded, a substring of the folded text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import product
 from re import _constants as sre  # type: ignore[attr-defined]
@@ -94,11 +94,17 @@ def literal_test(pattern: re.Pattern[str]) -> LiteralTest | None:
     literals = tuple(sorted(found, key=_longest_first))
     if len(literals) <= _MAX_REGEX_TEST:
         return LiteralTest(literals)
-    return LiteralTest(literals, re.compile(_trie(list(literals))))
+    return LiteralTest(literals, one_pattern(literals))
 
 
 def _longest_first(literal: str) -> tuple[int, str]:
     return -len(literal), literal
+
+
+def one_pattern(literals: Iterable[str]) -> re.Pattern[str]:
+    """A pattern finding any of ``literals`` (not all where they overlap: for a presence
+    test), factored by their first characters: cheaper than their plain alternation."""
+    return re.compile(_trie(list(literals)))
 
 
 def _trie(literals: list[str]) -> str:

@@ -59,13 +59,14 @@ class Signal:
 
 HEAD_SYMBOLS = "<[#@{$!"
 """Characters that count as heads of their own (markup, addresses, templates)."""
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD_HEAD = re.compile(r"([a-z0-9]{1,4})[a-z0-9]*")
+"""A Latin word, its first four letters captured."""
 
 
 def word_heads(lower: str) -> frozenset[str]:
     """The first four letters of each Latin word of ``lower`` (a lower-cased text), and the
     ``HEAD_SYMBOLS`` it holds."""
-    found = {w[:4] for w in _WORD.findall(lower)}
+    found = set(_WORD_HEAD.findall(lower))
     found.update(c for c in HEAD_SYMBOLS if c in lower)
     return frozenset(found)
 

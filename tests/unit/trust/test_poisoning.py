@@ -4,6 +4,7 @@ negation, and the LLM judge bounded by the heuristic (litellm's real code path, 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from hindsight_redis.providers.llm import LLMClient
 from hindsight_redis.settings import Settings
 from hindsight_redis.trust import poisoning
+from hindsight_redis.trust.poison.signal import HEAD_SYMBOLS, word_heads
 from hindsight_redis.trust.poisoning import (
     HOLD_AT,
     MAX_GAP,
@@ -185,6 +187,17 @@ def test_normalize_skips_the_space_folding_only_where_there_is_none() -> None:
     assert alone == set(poisoning._ODD_SPACES)
     for text in ("a b\nc", "a  b", "a\tb", "a\x1fb", "a\u00a0b", "a \n b"):
         assert normalize(text) == poisoning._SPACES.sub(" ", text)
+
+
+def test_word_heads_and_bare_contractions_are_found_as_before() -> None:
+    """``word_heads`` captures the heads in its pattern, and ``normalize`` looks for the bare
+    contractions with one search first: the same as every word cut and compared."""
+    texts = [r["text"].lower() for r in ROWS] + ["my parents cant", "significant", "youre"]
+    for text in texts:
+        heads = {w[:4] for w in re.findall(r"[a-z0-9]+", text)}
+        assert word_heads(text) - set(HEAD_SYMBOLS) == heads - set(HEAD_SYMBOLS)
+        if not poisoning._BARE_WORDS.isdisjoint(re.findall(r"[a-z]+", text)):
+            assert poisoning._BARE_INSIDE.search(text)
 
 
 def test_the_shortcut_changes_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
