@@ -156,6 +156,7 @@ _BY_HEAD: dict[str, list[int]] = {}
 for _n, _signal in enumerate(SIGNALS):
     for _head in _signal.heads[0] if _signal.heads else ():
         _BY_HEAD.setdefault(_head, []).append(_n)
+_FIRST_HEADS = frozenset(_BY_HEAD)
 _WITH_HAN = [n for n, s in enumerate(SIGNALS) if s.han]
 _ALWAYS = [n for n, s in enumerate(SIGNALS) if not s.han and not s.heads]
 
@@ -228,8 +229,8 @@ def _candidates(text_heads: frozenset[str], lower: str, han: bool, folded: str) 
     ``literals.worth_searching``, ``folded`` the text through ``literals.fold``), in ``SIGNALS``'
     order."""
     found = set(_ALWAYS)
-    for head in text_heads:
-        found.update(_BY_HEAD.get(head, ()))
+    for head in _FIRST_HEADS.intersection(text_heads):  # the few the signals know
+        found.update(_BY_HEAD[head])
     if han:
         found.update(_WITH_HAN)
     ready = (SIGNALS[n] for n in sorted(found))

@@ -123,6 +123,8 @@ class Passage:
 
     def find(self, cue: Cue, *, negatable: bool = False, clauses: bool = False) -> Found:
         """Where ``cue`` matches, by sentence (its first words there), or by clause."""
+        if self.ascii and not cue.always and cue.some.isdisjoint(self.heads):
+            return _NONE  # most cues of most texts: the first test of ``Cue.ready``, inline
         patterns = cue.ready(self.heads, self.ascii)
         if patterns:  # and of those, the ones whose literals the text holds (``literals``)
             patterns = [p for p in patterns if worth_searching(p, self._folded)]
