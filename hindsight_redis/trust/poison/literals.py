@@ -36,7 +36,7 @@ _MAX_REGEX_TEST = 6
 _EQUIVALENT: dict[int, str] = {}
 try:
     from re._casefix import _EXTRA_CASES  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - another Python: fold nothing, the test is skipped
+except ImportError:  # pragma: no cover - a Python without it: IGNORECASE patterns unreduced
     _EXTRA_CASES = None
 if _EXTRA_CASES is not None:
     for _char, _others in _EXTRA_CASES.items():
@@ -128,6 +128,8 @@ def required(pattern: re.Pattern[str]) -> frozenset[str] | None:
     there are none to be sure of (the pattern is then always searched)."""
     if not isinstance(pattern.pattern, str) or pattern.flags & re.LOCALE:
         return None
+    if _EXTRA_CASES is None and pattern.flags & re.IGNORECASE:  # pragma: no cover
+        return None  # the engine's odd case pairs unknown: folding may miss a match
     try:
         parsed = sre_parse.parse(pattern.pattern, pattern.flags)
     except (re.error, RecursionError, ValueError):  # pragma: no cover - compiled already
