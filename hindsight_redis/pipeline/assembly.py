@@ -89,16 +89,18 @@ class SharedParts:
 
     def warm(self) -> None:
         """Load now (blocking) what the first batch would: a local embedder's model (~0.4 s
-        of CPU) and the token counter's encoding (~0.15 s: the summarizer and the fact
-        comparison count tokens). A worker does it before reading, so its first writes do
-        not wait for them (nor does a profile of its stages count them per write).
+        of CPU), the token counter's encoding (~0.15 s: the summarizer and the fact
+        comparison count tokens) and the poisoning scan's literal tests (~0.25 s). A worker
+        does it before reading, so its first writes do not wait for them (nor does a profile
+        of its stages count them per write).
 
         A part that fails to load is left to its first use, which fails as it did before
         (logged here): loading early never stops a worker that loading late would not."""
         from hindsight_redis.language.tokens import encoding
+        from hindsight_redis.trust.poisoning import warm as poisoning_tests
 
         warm = getattr(self.embedder, "warm", None)
-        for load in (warm if callable(warm) else None, encoding):
+        for load in (warm if callable(warm) else None, encoding, poisoning_tests):
             if load is None:
                 continue
             try:

@@ -40,7 +40,7 @@ from hindsight_redis.trust.poison.markup import MARKUP
 from hindsight_redis.trust.poison.override import OVERRIDE
 from hindsight_redis.trust.poison.passage import Mentions
 from hindsight_redis.trust.poison.reader import READER
-from hindsight_redis.trust.poison.signal import NEGATION, Kind, Signal, word_heads
+from hindsight_redis.trust.poison.signal import CUE_PATTERNS, NEGATION, Kind, Signal, word_heads
 from hindsight_redis.trust.poison.structure import read as read_structure
 
 if TYPE_CHECKING:
@@ -237,6 +237,14 @@ def _candidates(text_heads: frozenset[str], lower: str, han: bool, folded: str) 
     return [
         s for s in ready if s.ready(text_heads, lower, han) and worth_searching(s.pattern, folded)
     ]
+
+
+def warm() -> None:
+    """Derive the literal test of every signal's and cue's pattern now (``literals``:
+    ~0.25 s of CPU), not on the first texts that need each: a worker does it before its
+    first batch, whose writes would otherwise wait for it, a pattern at a time."""
+    for pattern in (*(s.pattern for s in SIGNALS), *CUE_PATTERNS):
+        worth_searching(pattern, "")
 
 
 def scan(text: str) -> PoisonVerdict:

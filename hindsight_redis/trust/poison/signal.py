@@ -162,4 +162,10 @@ def cue(*parts: str | tuple[str, str], heads: str = "") -> Cue:
         groups = tuple(frozenset(g.split()) for g in own.split("&")) if own.strip() else ()
         found.append((re.compile(text), groups, not text.isascii()))
     some = frozenset().union(*(groups[0] for _, groups, _ in found if groups))
+    CUE_PATTERNS.extend(pattern for pattern, _, _ in found)
     return Cue(tuple(found), some, any(not groups and not wide for _, groups, wide in found))
+
+
+CUE_PATTERNS: list[re.Pattern[str]] = []
+"""Every pattern of every ``cue`` built (``trust.poisoning.warm`` prepares their literal
+tests ahead of a worker's first batch)."""

@@ -147,3 +147,18 @@ def test_many_literals_are_looked_for_with_one_pattern() -> None:
     assert test.alternation.pattern.startswith("(?:alp(?:ha|s)|beta|")  # factored
     assert test.may_match("the alphabet") and test.may_match("a zeta")
     assert not test.may_match("the alp, a bet")
+
+
+def test_warm_prepares_every_test_a_scan_asks_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker derives the tests before its first batch (``poisoning.warm``): scanning the
+    labelled sets afterwards derives none (each would hold up the batch that first needs it)."""
+    from hindsight_redis.trust import poisoning
+
+    monkeypatch.setattr(literals, "_KNOWN", {})
+    poisoning.warm()
+    prepared = len(literals._KNOWN)
+    assert prepared > len(SIGNALS)  # the cues' patterns too
+    for name in ("poisoning.jsonl", "poisoning_probes.jsonl", "secrets.jsonl"):
+        for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+            poisoning.scan(json.loads(line)["text"])
+    assert len(literals._KNOWN) == prepared
