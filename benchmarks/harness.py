@@ -222,14 +222,21 @@ async def concurrent_drain(
 
 
 async def index_lag(
-    settings: Settings, namespaces: Sequence[str], texts: list[str], rate: float, seconds: float
+    settings: Settings,
+    namespaces: Sequence[str],
+    texts: list[str],
+    rate: float,
+    seconds: float,
+    role: str = "all",
 ) -> dict[str, float]:
     """Seconds from ``write()`` to indexed (``indexed_at - created_at`` of each memory) at a
-    steady ``rate`` of writes round-robin over ``namespaces``, ``WORKERS`` workers running:
-    ``texts`` in order (as many as ``rate`` and ``seconds`` ask; they must suffice).
+    steady ``rate`` of writes round-robin over ``namespaces``, ``WORKERS`` workers of
+    ``role`` running: ``texts`` in order (as many as ``rate`` and ``seconds`` ask; they must
+    suffice).
 
     The clock starts once the workers have processed a warm-up write per namespace and its
-    contextual vector is in (models loaded). Merged writes have no memory of their own.
+    contextual vector is in (models loaded; workers of role ``ingest`` refine nothing).
+    Merged writes have no memory of their own.
     """
     if len(texts) < rate * seconds:
         raise ValueError(f"{len(texts)} texts for {rate * seconds:.0f} writes")
@@ -241,14 +248,14 @@ async def index_lag(
     for client in clients:  # registers every namespace before the workers start
         await client.write(f"warm-up of {client.keys.namespace}: workers load their models")
     cpu_s = children_cpu_s()
-    procs = start_workers(settings, WORKERS, *_worker_flags(settings, namespaces))
+    procs = start_workers(settings, WORKERS, *_worker_flags(settings, namespaces, "--role", role))
     written: list[tuple[Keys, str]] = []
     lags: list[float] = []
     try:
         while await processed(redis, settings.key_prefix, namespaces) < len(clients):
             await asyncio.sleep(0.05)
         for client in clients:
-            while (await client.stats())["refine_pending"]:
+            while role != "ingest" and (await client.stats())["refine_pending"]:
                 await asyncio.sleep(0.1)
         start = time.perf_counter()
         while (elapsed := time.perf_counter() - start) < seconds:

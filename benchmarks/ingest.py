@@ -158,12 +158,13 @@ async def raw_index_rate(url: str, texts: list[str], embedder: str) -> float:
 
 
 async def lag_at_half(
-    url: str, texts: list[str], drain_rate: float, seconds: float, embedder: str
+    url: str, texts: list[str], drain_rate: float, seconds: float, embedder: str, role: str = "all"
 ) -> dict[str, float]:
-    """Index lag of ``texts`` written at half ``drain_rate`` (50-2,000/s), 2 workers."""
+    """Index lag of ``texts`` written at half ``drain_rate`` (50-2,000/s), 2 workers of
+    ``role``."""
     rate = max(50.0, min(drain_rate * 0.5, 2_000.0))
     settings = bench_settings(url, embedder=embedder)
-    return await index_lag(settings, [settings.namespace], texts, rate, seconds)
+    return await index_lag(settings, [settings.namespace], texts, rate, seconds, role)
 
 
 async def embedder_alone(texts: list[str], name: str) -> float:
@@ -215,6 +216,11 @@ def report(figures: dict[str, Any], embedder: str) -> None:
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, row, drained in (
         ("the drain's (LoCoMo-derived, shuffled)", lag, e2e["2_workers"]["rate"]),
+        (
+            "the same, workers of role ingest (the refiner elsewhere)",
+            figures["index_lag_ingest_role"],
+            e2e["2_workers"]["rate"],
+        ),
         ("each a new memory (LoCoMo sentences)", new, new["drain"]["rate"]),
     ):
         print(
@@ -253,6 +259,11 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         more = locomo.derived_texts(max(count, 20_000))
         shuffled = random.Random(0).sample(more, len(more))
         lag = await lag_at_half(url, shuffled, e2e["2_workers"]["rate"], seconds, args.embedder)
+        # The same with the refiner elsewhere (`worker --role ingest` here): what the
+        # contextual refiner's CPU costs the lag on these cores.
+        lag_ingest = await lag_at_half(
+            url, shuffled, e2e["2_workers"]["rate"], seconds, args.embedder, role="ingest"
+        )
         sentences, rng = locomo.Sentences(), random.Random(1)
         new = [sentences.text(rng) for _ in range(20_000)]
         new_drain = await end_to_end(url, new[: count // 2], args.embedder, 2)
@@ -269,12 +280,14 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "concurrent_drain_per_s": concurrent["rate"],
         "concurrent_drain_ratio": ratio(concurrent["rate"], e2e["raw_hset"]),
         "lag_ms": {p: lag[f"{p}_ms"] for p in ("p50", "p90", "p99")},
+        "lag_ingest_role_ms": {p: lag_ingest[f"{p}_ms"] for p in ("p50", "p90", "p99")},
         "new_drain_per_s": new_drain["rate"],
         "lag_new_ms": {p: lag_new[f"{p}_ms"] for p in ("p50", "p90", "p99")},
         "write": writes,
         "end_to_end": e2e,
         "concurrent": concurrent,
         "index_lag": lag,
+        "index_lag_ingest_role": lag_ingest,
         "index_lag_new": lag_new | {"drain": new_drain},
         "profile": profile,
         "bytes_per_memory": footprint_,
