@@ -25,6 +25,7 @@ import time
 from hindsight_redis.errors import RedisUnavailable, redis_errors
 from hindsight_redis.pipeline.namespaces import ServedNamespaces
 from hindsight_redis.pipeline.pacing import RefinePace
+from hindsight_redis.providers.priority import normal_priority
 
 log = logging.getLogger(__name__)
 _TRIES = 8  # namespaces asked for refine work per step
@@ -123,7 +124,8 @@ class Refining:
             started = time.monotonic()
             if started - now >= budget_s:
                 break  # the rest of the credit waits for the next rounds
-            done = await self.step(most, between_rounds=True)
+            with normal_priority():  # what the share owes must progress on busy cores
+                done = await self.step(most, between_rounds=True)
             self.pace.refined(time.monotonic() - started)
             if not done:
                 break

@@ -29,6 +29,7 @@ import numpy as np
 
 from hindsight_redis.core.vectors import Vectors
 from hindsight_redis.errors import EmbeddingError
+from hindsight_redis.providers.priority import at_normal_priority
 from hindsight_redis.providers.query_graph import query_graph
 from hindsight_redis.providers.vectors import mean_pooled, normalize_rows, text_list
 
@@ -174,8 +175,11 @@ class MiniLMEmbedder:
             await asyncio.to_thread(self._load)
 
     def _thread(self) -> ThreadPoolExecutor | None:
-        """Where the model runs: its own low-priority thread, or asyncio's default pool."""
-        if self._low_priority and self._runner is None:
+        """Where the model runs: its own low-priority thread, or asyncio's default pool
+        (not low priority, or within ``normal_priority``)."""
+        if not self._low_priority or at_normal_priority():
+            return None
+        if self._runner is None:
             self._runner = ThreadPoolExecutor(1, "minilm", initializer=_lowest_priority)
         return self._runner
 

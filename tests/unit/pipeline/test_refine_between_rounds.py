@@ -148,3 +148,47 @@ def test_cancel_stops_a_running_step() -> None:
 
     asyncio.run(stop())
     assert consumer.started == 1
+
+
+def test_the_shares_steps_run_their_model_at_normal_priority(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the share owes runs at normal priority (``providers.priority``); the short step a
+    round that keeps up gets does not, and neither does anything after the steps."""
+    from hindsight_redis.providers.contextual import MiniLMEmbedder
+    from hindsight_redis.providers.priority import at_normal_priority
+
+    clock = _Clock()
+    monkeypatch.setattr(refining.time, "monotonic", clock)
+    seen: list[bool] = []
+
+    class _Recording(_Consumer):
+        async def refine(self, most: int | None = None, *, between_rounds: bool = False) -> int:
+            seen.append(at_normal_priority())
+            return await super().refine(most, between_rounds=between_rounds)
+
+    owed = Refining(
+        _Served(_Recording(clock, 0.01)), share=0.1, multi=False, stopping=asyncio.Event()
+    )  # type: ignore[arg-type]
+    owed.pace.credit_s = 0.02
+    idle = Refining(
+        _Served(_Recording(clock, 0.01)), share=0.0, multi=False, stopping=asyncio.Event()
+    )  # type: ignore[arg-type]
+
+    async def rounds() -> None:
+        await owed.after_round(busy=True, behind=True, beside=True)
+        await owed.finish()
+        assert seen and all(seen)  # the share's steps
+        seen.clear()
+        await idle.after_round(busy=True, behind=False, beside=True)
+        await idle.finish()
+        assert seen == [False]  # the keep-up step
+
+    asyncio.run(rounds())
+    assert not at_normal_priority()
+    model = MiniLMEmbedder(low_priority=True)
+    assert model._thread() is not None  # its nice-19 thread
+    from hindsight_redis.providers.priority import normal_priority
+
+    with normal_priority():
+        assert model._thread() is None  # asyncio's default pool, normal priority
