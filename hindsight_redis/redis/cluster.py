@@ -335,11 +335,17 @@ class ClusterClientPipeline(ClusterPipeline):
             return None
         except Exception as e:
             for i, command in zip(todo, sent, strict=False):
-                # As redis-py's own retry: an empty reply may be a command not sent yet.
-                if command.result and not isinstance(command.result, Exception):
+                if _answered(command.result):
                     replies[i] = command.result
             await super().reset()  # type: ignore[no-untyped-call]  # what this attempt queued
             return e
+
+
+def _answered(result: Any) -> bool:
+    """Whether a command of a failed attempt holds its reply. As redis-py's own retry, an
+    empty one may be a command not sent yet; and redis-py 8 marks a command not answered
+    with a bare ``object()`` (``_UNANSWERED``), which must go again, not back as a reply."""
+    return bool(result) and not isinstance(result, Exception) and type(result) is not object
 
 
 def _confirms(args: tuple[Any, ...]) -> bool:

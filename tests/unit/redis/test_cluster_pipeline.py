@@ -63,3 +63,38 @@ async def test_a_confirmation_sent_again_takes_the_writes_before_it_along(
     replies = await pipe.execute()
     assert sent == [["XADD s", "WAITAOF 1 0 100"], ["XADD s", "WAITAOF 1 0 100"]]
     assert replies == ["reply to XADD s", "reply to WAITAOF 1 0 100"]
+
+
+async def test_an_attempt_cut_off_sends_again_the_commands_left_unanswered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An attempt that raises (a master killed mid-pipeline) keeps the replies its commands
+    got; a command redis-py left unanswered (redis-py 8: a bare ``object()``, not None) is
+    sent again, never handed back as its reply."""
+    attempts: list[list[str]] = []
+
+    async def execute(
+        self: ClusterPipeline, raise_on_error: bool = True, allow_redirections: bool = True
+    ) -> list[Any]:
+        queue = self._execution_strategy._command_queue  # type: ignore[attr-defined]
+        names = [" ".join(str(a) for a in command.args) for command in queue]
+        attempts.append(names)
+        if len(attempts) == 1:
+            queue[0].result = f"reply to {names[0]}"
+            assert type(queue[1].result) is object or queue[1].result is None  # unanswered
+            raise rx.ConnectionError("the node went away")
+        await self.reset()  # type: ignore[no-untyped-call]
+        return [f"reply to {n}" for n in names]
+
+    async def nothing(self: ClusterClient, *args: Any, **kwargs: Any) -> ClusterClient:
+        return self
+
+    monkeypatch.setattr(ClusterPipeline, "execute", execute)
+    monkeypatch.setattr(ClusterClient, "initialize", nothing)
+    monkeypatch.setattr(cluster, "_FIRST_PAUSE_S", 0.001)
+    pipe = _pipeline()
+    pipe.execute_command("XREADGROUP", "a")
+    pipe.execute_command("XREADGROUP", "b")
+    replies = await pipe.execute(raise_on_error=False)
+    assert attempts == [["XREADGROUP a", "XREADGROUP b"], ["XREADGROUP b"]]
+    assert replies == ["reply to XREADGROUP a", "reply to XREADGROUP b"]
