@@ -232,13 +232,11 @@ class EmbeddedServer:
             return False
         password = None if self.password is None else self.password.get_secret_value()
         client = redis.Redis.from_url(state.url, socket_timeout=timeout_s, password=password)
+        deadline = time.monotonic() + timeout_s
+        save = self.profile.persists or state.profile != "ephemeral"
         # The server closes the connection as it exits.
         with contextlib.suppress(RedisUnavailable), redis_errors("stop the embedded server"):
-            if self.profile.persists or state.profile != "ephemeral":
-                client.shutdown(save=True)
-            else:
-                client.shutdown(nosave=True)
-        deadline = time.monotonic() + timeout_s
+            _shut_down(client, save, deadline)
         while _pid_alive(state.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         if _pid_alive(state.pid):
@@ -404,3 +402,17 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _shut_down(client: redis.Redis, save: bool, deadline: float) -> None:
+    """``SHUTDOWN`` (``SAVE`` or ``NOSAVE``), asked again until ``deadline`` while the server
+    refuses for a moment: a replica that just synced refuses while it writes its first AOF
+    ("Writing initial AOF, can't exit")."""
+    while True:
+        try:
+            client.shutdown(save=save, nosave=not save)
+            return
+        except redis.ResponseError as e:
+            if "SHUTDOWN" not in str(e) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
