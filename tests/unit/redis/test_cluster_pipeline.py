@@ -3,6 +3,7 @@ pipeline execution is replaced by a script of replies)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -12,10 +13,13 @@ from redis.asyncio.cluster import ClusterNode, ClusterPipeline
 from hindsight_redis.redis import cluster
 from hindsight_redis.redis.cluster import ClusterClient, ClusterClientPipeline
 
+FirstAttempt = Callable[[ClusterPipeline, list[Any], list[str]], Awaitable[list[Any]]]
 
-@pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The commands of each attempt; the first attempt's last command loses its connection."""
+
+def _script(monkeypatch: pytest.MonkeyPatch, first: FirstAttempt) -> list[list[str]]:
+    """redis-py's execution replaced: ``first`` plays the first attempt (its queue and the
+    commands' names), every later one replies to each command; the commands of each attempt
+    are returned."""
     attempts: list[list[str]] = []
 
     async def execute(
@@ -23,10 +27,10 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     ) -> list[Any]:
         queue = self._execution_strategy._command_queue  # type: ignore[attr-defined]
         names = [" ".join(str(a) for a in command.args) for command in queue]
-        await self.reset()  # type: ignore[no-untyped-call]
         attempts.append(names)
         if len(attempts) == 1:
-            return [f"reply to {n}" for n in names[:-1]] + [rx.ConnectionError("reset")]
+            return await first(self, queue, names)
+        await self.reset()  # type: ignore[no-untyped-call]
         return [f"reply to {n}" for n in names]
 
     async def nothing(self: ClusterClient, *args: Any, **kwargs: Any) -> ClusterClient:
@@ -36,6 +40,17 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     monkeypatch.setattr(ClusterClient, "initialize", nothing)
     monkeypatch.setattr(cluster, "_FIRST_PAUSE_S", 0.001)
     return attempts
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The commands of each attempt; the first attempt's last command loses its connection."""
+
+    async def first(pipe: ClusterPipeline, queue: list[Any], names: list[str]) -> list[Any]:
+        await pipe.reset()  # type: ignore[no-untyped-call]
+        return [f"reply to {n}" for n in names[:-1]] + [rx.ConnectionError("reset")]
+
+    return _script(monkeypatch, first)
 
 
 def _pipeline() -> ClusterClientPipeline:
@@ -71,27 +86,13 @@ async def test_an_attempt_cut_off_sends_again_the_commands_left_unanswered(
     """An attempt that raises (a master killed mid-pipeline) keeps the replies its commands
     got; a command redis-py left unanswered (redis-py 8: a bare ``object()``, not None) is
     sent again, never handed back as its reply."""
-    attempts: list[list[str]] = []
 
-    async def execute(
-        self: ClusterPipeline, raise_on_error: bool = True, allow_redirections: bool = True
-    ) -> list[Any]:
-        queue = self._execution_strategy._command_queue  # type: ignore[attr-defined]
-        names = [" ".join(str(a) for a in command.args) for command in queue]
-        attempts.append(names)
-        if len(attempts) == 1:
-            queue[0].result = f"reply to {names[0]}"
-            assert type(queue[1].result) is object or queue[1].result is None  # unanswered
-            raise rx.ConnectionError("the node went away")
-        await self.reset()  # type: ignore[no-untyped-call]
-        return [f"reply to {n}" for n in names]
+    async def first(pipe: ClusterPipeline, queue: list[Any], names: list[str]) -> list[Any]:
+        queue[0].result = f"reply to {names[0]}"
+        assert type(queue[1].result) is object or queue[1].result is None  # unanswered
+        raise rx.ConnectionError("the node went away")
 
-    async def nothing(self: ClusterClient, *args: Any, **kwargs: Any) -> ClusterClient:
-        return self
-
-    monkeypatch.setattr(ClusterPipeline, "execute", execute)
-    monkeypatch.setattr(ClusterClient, "initialize", nothing)
-    monkeypatch.setattr(cluster, "_FIRST_PAUSE_S", 0.001)
+    attempts = _script(monkeypatch, first)
     pipe = _pipeline()
     pipe.execute_command("XREADGROUP", "a")
     pipe.execute_command("XREADGROUP", "b")
