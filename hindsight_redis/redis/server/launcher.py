@@ -33,6 +33,7 @@ from hindsight_redis.errors import (
     NotARedisServer,
     PortInUse,
     RedisAccessDenied,
+    RedisCommandError,
     RedisUnavailable,
     ServerBinaryMissing,
     ServerError,
@@ -234,8 +235,7 @@ class EmbeddedServer:
         client = redis.Redis.from_url(state.url, socket_timeout=timeout_s, password=password)
         deadline = time.monotonic() + timeout_s
         save = self.profile.persists or state.profile != "ephemeral"
-        # The server closes the connection as it exits.
-        with contextlib.suppress(RedisUnavailable), redis_errors("stop the embedded server"):
+        with contextlib.suppress(RedisUnavailable):  # it closes the connection as it exits
             _shut_down(client, save, deadline)
         while _pid_alive(state.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -410,9 +410,10 @@ def _shut_down(client: redis.Redis, save: bool, deadline: float) -> None:
     ("Writing initial AOF, can't exit")."""
     while True:
         try:
-            client.shutdown(save=save, nosave=not save)
+            with redis_errors("stop the embedded server"):
+                client.shutdown(save=save, nosave=not save)
             return
-        except redis.ResponseError as e:
+        except RedisCommandError as e:
             if "SHUTDOWN" not in str(e) or time.monotonic() >= deadline:
                 raise
             time.sleep(0.1)
