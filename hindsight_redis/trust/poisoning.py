@@ -36,6 +36,7 @@ from hindsight_redis.trust.poison.actions import ACTIONS
 from hindsight_redis.trust.poison.authority import AUTHORITY
 from hindsight_redis.trust.poison.exfiltration import EXFILTRATION, HIDDEN
 from hindsight_redis.trust.poison.literals import fold, one_pattern, worth_searching
+from hindsight_redis.trust.poison.literals import prepare as prepare_literal_tests
 from hindsight_redis.trust.poison.markup import MARKUP
 from hindsight_redis.trust.poison.override import OVERRIDE
 from hindsight_redis.trust.poison.passage import Mentions
@@ -243,8 +244,7 @@ def warm() -> None:
     """Derive the literal test of every signal's and cue's pattern now (``literals``:
     ~0.25 s of CPU), not on the first texts that need each: a worker does it before its
     first batch, whose writes would otherwise wait for it, a pattern at a time."""
-    for pattern in (*(s.pattern for s in SIGNALS), *CUE_PATTERNS):
-        worth_searching(pattern, "")
+    prepare_literal_tests([*(s.pattern for s in SIGNALS), *CUE_PATTERNS])
 
 
 def scan(text: str) -> PoisonVerdict:

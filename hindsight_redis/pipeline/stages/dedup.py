@@ -271,9 +271,6 @@ class DedupStage:
             await self._decide_charged(cand, options)
 
     async def _decide_charged(self, cand: Candidate, options: list[tuple[str, float, str]]) -> None:
-        # The offline judge is asked directly: no coroutine per option (``judged`` would
-        # return the same, ``contradiction``'s verdict by "heuristic").
-        offline = type(self.judge) is HeuristicConflictJudge
         for memory_id, sim, content in options:
             if memory_id == cand.event.event_id:
                 continue  # a redelivered write finding itself
@@ -282,10 +279,7 @@ class DedupStage:
             # A changed fact makes a contradiction, not a duplicate: merging
             # would lose the new fact. Texts that disagree on a fact are never
             # merged, whatever the judge says.
-            if offline:
-                contradicts, by = bool(contradiction(cand.content, content)), "heuristic"
-            else:
-                contradicts, by = await judged(self.judge, cand.content, content)
+            contradicts, by = await judged(self.judge, cand.content, content)
             # The outcome names the model when it judged, and the budget when it stopped it.
             if cand.notes.get("judged_by", "heuristic") == "heuristic" or "budget" in by:
                 cand.notes["judged_by"] = by

@@ -86,6 +86,13 @@ def worth_searching(pattern: re.Pattern[str], folded: str) -> bool:
     return may_match is None or may_match(folded)
 
 
+def prepare(patterns: Iterable[re.Pattern[str]]) -> None:
+    """Derive the tests of ``patterns`` now, not when a text first asks for each
+    (``worth_searching`` derives them: asked here of no text)."""
+    for pattern in patterns:
+        worth_searching(pattern, "")
+
+
 def literal_test(pattern: re.Pattern[str]) -> LiteralTest | None:
     """The ``LiteralTest`` of ``pattern``, or None when it cannot be reduced (search it)."""
     found = required(pattern)
