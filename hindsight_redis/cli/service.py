@@ -284,6 +284,10 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     )
     stops = "Ctrl-C stops it" if http else "ends when its client closes stdin"
     _say_start(settings, what, served, f"{workers}; {stops}")
+    if args.workers:  # this process is ours: its workers' numpy runs one BLAS thread
+        from hindsight_redis.providers.priority import one_blas_thread
+
+        one_blas_thread()
     run_server(settings, args.transport, args.host, port, workers=args.workers)
     return 0
 

@@ -53,6 +53,7 @@ from hindsight_redis.pipeline.reading import RoundReader, reclaimed_chunks
 from hindsight_redis.pipeline.refining import Refining
 from hindsight_redis.pipeline.stages.base import Candidate, Stage
 from hindsight_redis.pipeline.streams import Entry, Lease, all_drained
+from hindsight_redis.providers.priority import one_blas_thread
 from hindsight_redis.redis.connection import connect, require_search
 from hindsight_redis.settings import Settings
 
@@ -163,7 +164,8 @@ class Worker:
         and the modules took ~100-300 ms of a loaded core, holding the loop and every write
         waiting on it (the index lag's tail), and younger ones up to ~50 ms; frozen, ~5 ms.
         Not in someone else's process: what it freezes that later becomes garbage in a
-        cycle would never be freed.
+        cycle would never be freed. Its numpy runs one BLAS thread too
+        (``providers.priority.one_blas_thread``: a second one spun a core away).
         """
         return asyncio.run(
             self.run_async(
@@ -207,6 +209,8 @@ class Worker:
             self._shared = shared_parts(
                 settings.embedding, settings.filters, settings.llm, settings.trust
             )
+            if own_process:
+                one_blas_thread()
             if self.role != "refine":
                 await asyncio.to_thread(self._shared.warm)
             if own_process:

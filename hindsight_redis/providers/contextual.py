@@ -38,8 +38,10 @@ logger = logging.getLogger(__name__)
 TOKENIZER_PATH = Path(__file__).resolve().parent / "minilm" / "tokenizer.json"
 MODEL_ID = "onnx:all-MiniLM-L6-v2-int8"
 DIMS = 384
-# Texts of similar length share a batch, so padding costs little.
-_BATCH = 32
+# Texts per run of the full graph (length-sorted, so padding costs little). Runs of two
+# took 1.3x less CPU a text than runs of 8 or 32 on one thread, on 128-token texts as on
+# short ones (docs/decisions.md, "Refine runs of two"); the vectors are the same.
+_BATCH = 2
 
 
 def default_model_path() -> Path:

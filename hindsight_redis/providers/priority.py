@@ -1,19 +1,31 @@
-"""Whether a low-priority model runs at normal CPU priority for the moment.
+"""How the models share the CPU: the refiner's priority, and numpy's BLAS threads.
 
 The refiner's model runs in a thread at nice 19 (``providers.contextual``), so that
 ingest and searches take the cores first. The steps the refine share owes
 (``pipeline.refining``) must progress on a host whose cores are busy, where such a
 thread gets next to nothing: within ``normal_priority()`` (a context variable, so it
 holds for the task that set it and nothing else) the model runs at normal priority.
+
+``one_blas_thread()``: numpy hands a matrix product above a few thousand
+multiplications to OpenBLAS, which splits it over a thread per core; those threads
+then spin, waiting for the next product, for a while after each. The products here
+are small (a refine step's 8 vectors projected to 256 dimensions, dedup among a
+batch's 256 vectors, a search's candidates), so the second thread saves little, and
+its spinning took the other core: a refine-only worker used 107 s of CPU for 61 s of
+model work, 60 s with one BLAS thread (docs/decisions.md, "One BLAS thread"). The
+processes that are ours (the CLI's, a worker's own) run with one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
 
 _NORMAL: ContextVar[bool] = ContextVar("normal_priority", default=False)
+_BLAS_LOCK = threading.Lock()
+_blas_limited = False
 
 
 @contextlib.contextmanager
@@ -29,3 +41,21 @@ def normal_priority() -> Iterator[None]:
 def at_normal_priority() -> bool:
     """True within ``normal_priority``."""
     return _NORMAL.get()
+
+
+def one_blas_thread() -> None:
+    """Run numpy's BLAS on one thread in this process from now on (idempotent).
+
+    For processes that are ours alone: it changes the whole process. At run time,
+    through threadpoolctl (``OPENBLAS_NUM_THREADS`` counts only before numpy loads
+    its BLAS, which this loads first).
+    """
+    global _blas_limited
+    with _BLAS_LOCK:
+        if _blas_limited:
+            return
+        import numpy  # noqa: F401  (its BLAS must be loaded to be limited)
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1, user_api="blas")
+        _blas_limited = True

@@ -95,7 +95,7 @@ def test_batch_equals_one_by_one_in_any_order(minilm: MiniLMEmbedder) -> None:
 
 
 def test_more_texts_than_one_model_batch_keep_their_rows(minilm: MiniLMEmbedder) -> None:
-    # 70 texts of mixed lengths: three length-sorted model batches of 32.
+    # 70 texts of mixed lengths: 35 length-sorted model runs of two.
     rng = random.Random(7)
     words = ["alpha", "beta", "gamma", "budget", "meeting", "deploy", "coffee", "friday"]
     texts = [" ".join(rng.choices(words, k=rng.randint(1, 40))) + f" #{i}" for i in range(70)]
