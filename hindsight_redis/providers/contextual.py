@@ -40,7 +40,7 @@ MODEL_ID = "onnx:all-MiniLM-L6-v2-int8"
 DIMS = 384
 # Texts per run of the full graph (length-sorted, so padding costs little). Runs of two
 # took 1.3x less CPU a text than runs of 8 or 32 on one thread, on 128-token texts as on
-# short ones (docs/decisions.md, "Refine runs of two"); the vectors are the same.
+# short ones (docs/decisions.md, "One BLAS thread"); the vectors are the same.
 _BATCH = 2
 
 
