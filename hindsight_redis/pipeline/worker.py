@@ -89,6 +89,11 @@ class Worker:
     namespace's consumer group. ``role`` (default ``settings.worker_role``):
     ``"all"`` ingests and refines (``pipeline.pacing``), ``"ingest"`` never
     refines, ``"refine"`` only adds contextual vectors and reads no stream.
+    In an application's process it leaves numpy's BLAS threads as they are;
+    call ``providers.priority.one_blas_thread()`` first (or set
+    ``OPENBLAS_NUM_THREADS=1``) unless the application needs them: a second
+    BLAS thread spins a core away after the worker's small products. The CLI's
+    workers (``run(own_process=True)``) run one.
     """
 
     def __init__(
