@@ -124,6 +124,9 @@ def cmd_reindex(args: argparse.Namespace, settings: Settings) -> int:
     if not args.embedder:
         print("error: reindex needs --embedder (the new one)", file=sys.stderr)
         return 2
+    from hindsight_redis.providers.priority import one_blas_thread
+
+    one_blas_thread()  # a long re-embedding in a process of ours (providers.priority)
     result = asyncio.run(with_client(settings, lambda c: c.reindex(args.embedder)))
     print_json(result)
     print("restart workers with the new embedder (HINDSIGHT_EMBEDDER)", file=sys.stderr)

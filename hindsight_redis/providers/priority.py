@@ -13,7 +13,7 @@ are small (a refine step's 8 vectors projected to 256 dimensions, dedup among a
 batch's 256 vectors, a search's candidates), so the second thread saves little, and
 its spinning took the other core: a refine-only worker used 107 s of CPU for 61 s of
 model work, 60 s with one BLAS thread (docs/decisions.md, "One BLAS thread"). The
-processes that are ours (the CLI's, a worker's own) run with one.
+processes that are ours (CLI workers, `mcp` with workers, `reindex`) run with one.
 """
 
 from __future__ import annotations
