@@ -19,13 +19,11 @@ processes that are ours (CLI workers, `mcp` with workers, `reindex`) run with on
 from __future__ import annotations
 
 import contextlib
-import threading
+import functools
 from collections.abc import Iterator
 from contextvars import ContextVar
 
 _NORMAL: ContextVar[bool] = ContextVar("normal_priority", default=False)
-_BLAS_LOCK = threading.Lock()
-_blas_limited = False
 
 
 @contextlib.contextmanager
@@ -43,19 +41,16 @@ def at_normal_priority() -> bool:
     return _NORMAL.get()
 
 
+@functools.cache
 def one_blas_thread() -> None:
-    """Run numpy's BLAS on one thread in this process from now on (idempotent).
+    """Run numpy's BLAS on one thread in this process from now on (once; a second call
+    does nothing, nor would a second limit).
 
     For processes that are ours alone: it changes the whole process. At run time,
     through threadpoolctl (``OPENBLAS_NUM_THREADS`` counts only before numpy loads
     its BLAS, which this loads first).
     """
-    global _blas_limited
-    with _BLAS_LOCK:
-        if _blas_limited:
-            return
-        import numpy  # noqa: F401  (its BLAS must be loaded to be limited)
-        from threadpoolctl import threadpool_limits
+    import numpy  # noqa: F401  (its BLAS must be loaded to be limited)
+    from threadpoolctl import threadpool_limits
 
-        threadpool_limits(limits=1, user_api="blas")
-        _blas_limited = True
+    threadpool_limits(limits=1, user_api="blas")

@@ -156,7 +156,7 @@ def test_the_shares_steps_run_their_model_at_normal_priority(
     """What the share owes runs at normal priority (``providers.priority``); the short step a
     round that keeps up gets does not, and neither does anything after the steps."""
     from hindsight_redis.providers.contextual import MiniLMEmbedder
-    from hindsight_redis.providers.priority import at_normal_priority
+    from hindsight_redis.providers.priority import at_normal_priority, normal_priority
 
     clock = _Clock()
     monkeypatch.setattr(refining.time, "monotonic", clock)
@@ -188,7 +188,5 @@ def test_the_shares_steps_run_their_model_at_normal_priority(
     assert not at_normal_priority()
     model = MiniLMEmbedder(low_priority=True)
     assert model._thread() is not None  # its nice-19 thread
-    from hindsight_redis.providers.priority import normal_priority
-
     with normal_priority():
         assert model._thread() is None  # asyncio's default pool, normal priority
