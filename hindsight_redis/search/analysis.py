@@ -4,8 +4,9 @@ Pure module: no I/O. ``QueryAnalysis.of`` reads the checked query text once
 (``core.checks.check_search``): its Han runs (the script of the query), its keyword
 words, the time range it names (``when.time_range``), whether it asks for a
 time (``answer_type.asks_time``) and whether it asks about the past
-(``answer_type.asks_about_the_past``) and the names it gives (``names``: the
-capitalized words, for the speaker re-ranker). The legs and the re-rankers read
+(``answer_type.asks_about_the_past``), the names it gives (``names``: the
+capitalized words, for the speaker re-ranker) and the kind of thing it asks for
+(``kinds.asked_kind``: "What books has Tim read?"). The legs and the re-rankers read
 the analysis, never the text again.
 
 The keyword terms of a Chinese query need the server's segmentation of its
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 
 from hindsight_redis.core.text import han_runs
 from hindsight_redis.language.answer_type import asks_about_the_past, asks_time
+from hindsight_redis.language.kinds import AskedKind, asked_kind
 from hindsight_redis.language.stopwords import stopword_set
 from hindsight_redis.language.when import TimeRange, time_range
 from hindsight_redis.search.query import joined_terms, word_terms
@@ -44,7 +46,8 @@ class QueryAnalysis:
     characters in order; ``words`` its keyword terms outside them (repeats
     kept); ``time_range`` the range it names relative to the moment of the
     search (None: none); ``asks_time`` whether it asks for a time or a span;
-    ``about_the_past`` whether it asks how things were, or changed.
+    ``about_the_past`` whether it asks how things were, or changed; ``names`` the
+    capitalized words; ``kind`` the kind of thing it asks for (None: none).
     """
 
     text: str
@@ -54,6 +57,7 @@ class QueryAnalysis:
     asks_time: bool
     about_the_past: bool
     names: tuple[str, ...] = ()
+    kind: AskedKind | None = None
 
     @classmethod
     def of(cls, text: str, now: float) -> QueryAnalysis:
@@ -66,6 +70,7 @@ class QueryAnalysis:
             asks_time=asks_time(text),
             about_the_past=asks_about_the_past(text),
             names=names(text),
+            kind=asked_kind(text),
         )
 
     @property

@@ -6,8 +6,8 @@ the legs (``legs.Legs``: one pipelined round trip, plus one for Chinese
 queries, which the server segments first, and one for the contextual KNN once
 its query embedding, computed in a thread meanwhile, is ready), fuses them
 (``ranking.fuse``) and passes the hits through its re-rankers in order
-(``rerank``: speaker boost, time boost, lead-in, newer-first, token budget). The hits' access
-is counted in the background (``access.HitCounter``).
+(``rerank``: speaker boost, named things, time boost, lead-in, newer-first, token
+budget). The hits' access is counted in the background (``access.HitCounter``).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from hindsight_redis.search.ranking import Blend, Fusion, Mode, Ranked, fuse
 from hindsight_redis.search.rerank.base import RerankContext, Reranker
 from hindsight_redis.search.rerank.budget import TokenBudget
 from hindsight_redis.search.rerank.lead_in import LeadIn
+from hindsight_redis.search.rerank.named_things import NamedThings
 from hindsight_redis.search.rerank.newer_first import NewerFirst
 from hindsight_redis.search.rerank.speaker import SpeakerBoost
 from hindsight_redis.search.rerank.time_boost import TimeBoost
@@ -92,6 +93,7 @@ class Searcher:
         self.legs = Legs(redis, keys, info, settings.hnsw_ef_runtime)
         self.rerankers: tuple[Reranker, ...] = (
             SpeakerBoost(),  # the turns of the person the question names
+            NamedThings(),  # the memories naming things of the kind asked for
             TimeBoost(),
             LeadIn(redis, keys, info.alias),  # the turns telling when
             NewerFirst(),  # an open contradiction: the newer first
@@ -152,8 +154,8 @@ class Searcher:
         record_access: bool = True,
     ) -> list[SearchHit]:
         """Run a checked search: analyse the query once, plan, run the legs, fuse, then
-        the re-rankers in order (speaker boost, time boost, lead-in, newer first, token
-        budget).
+        the re-rankers in order (speaker boost, named things, time boost, lead-in, newer
+        first, token budget).
 
         ``fusion`` defaults to ``settings.hybrid_fusion``; ``candidates``, the
         depth of each leg, to ``max(settings.search_candidates, 4 * top_k)``.

@@ -9,8 +9,10 @@ share as many words. The hits whose speaker label the query names (a name among
 asked for when the query names someone, so a turn just past ``top_k`` can come
 in. A question about what two people share ("What movies have both Joanna and
 Nate seen?") is answered by turns of each: there, each further turn of a speaker
-costs ``BOTH_STEP`` (``balance``), so the top is not one person's alone.
-Measured on LoCoMo (benchmarks/README.md, docs/decisions.md).
+costs ``BOTH_STEP`` (``balance``), so the top is not one person's alone. A
+question asking for several things of a kind ("What books has Tim read?":
+``QueryAnalysis.kind``) lists what that person did, told over many sessions, so
+there the weight is ``LIST_WEIGHT``. Measured on LoCoMo (benchmarks/README.md, docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -32,14 +34,18 @@ BOTH_STEP = 0.03
 """Taken from the fused score of a turn per turn of its speaker ranked above it, in a
 question asking what two people both did (``balance``); chosen on LoCoMo dev (0.01 <
 0.03 = 0.06 = 0.1)."""
+LIST_WEIGHT = 0.12
+"""The weight instead of ``WEIGHT`` in a question asking for several things of a kind;
+chosen on LoCoMo dev (docs/decisions.md)."""
 POOL = 3
-"""Candidates fusion keeps per hit asked for when the query names someone."""
+"""Candidates fusion keeps per hit asked for when the query names someone or a kind."""
 
 
 def pool_size(top_k: int, analysis: QueryAnalysis, depth: int) -> int:
-    """How many fused candidates the speaker boost re-ranks: ``top_k`` when the query
-    names no one."""
-    return max(top_k, min(depth, POOL * top_k)) if analysis.names else top_k
+    """How many fused candidates the speaker boost and the named-things boost re-rank:
+    ``top_k`` when the query names no one and asks for no kind."""
+    wide = analysis.names or analysis.kind is not None
+    return max(top_k, min(depth, POOL * top_k)) if wide else top_k
 
 
 def named(label: str | None, analysis: QueryAnalysis) -> bool:
@@ -56,12 +62,15 @@ _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 
 
 def boost(hits: Sequence[SearchHit], analysis: QueryAnalysis) -> list[SearchHit]:
-    """``hits`` with the turns of a speaker the query names ``WEIGHT`` higher, re-sorted
-    (stable); as many as before."""
+    """``hits`` with the turns of a speaker the query names ``WEIGHT`` higher
+    (``LIST_WEIGHT`` when it asks for several things of a kind), re-sorted (stable); as
+    many as before."""
     if not analysis.names and not analysis.chinese:
         return list(hits)
+    kind = analysis.kind
+    weight = LIST_WEIGHT if kind is not None and kind.plural else WEIGHT
     scored = [
-        (h.fused + WEIGHT if named(speaker_label(h.content), analysis) else h.fused, h)
+        (h.fused + weight if named(speaker_label(h.content), analysis) else h.fused, h)
         for h in hits
     ]
     scored.sort(key=lambda pair: pair[0], reverse=True)

@@ -16,8 +16,10 @@ from hindsight_redis.search.analysis import QueryAnalysis, TimeQuery
 from hindsight_redis.search.rerank.base import RerankContext
 from hindsight_redis.search.rerank.budget import TokenBudget
 from hindsight_redis.search.rerank.lead_in import LeadIn
+from hindsight_redis.search.rerank.named_things import WEIGHT as NAMED_WEIGHT
+from hindsight_redis.search.rerank.named_things import NamedThings
 from hindsight_redis.search.rerank.newer_first import NewerFirst
-from hindsight_redis.search.rerank.speaker import BOTH_STEP, SpeakerBoost
+from hindsight_redis.search.rerank.speaker import BOTH_STEP, LIST_WEIGHT, SpeakerBoost
 from hindsight_redis.search.rerank.speaker import POOL as SPEAKER_POOL
 from hindsight_redis.search.rerank.speaker import WEIGHT as SPEAKER_WEIGHT
 from hindsight_redis.search.rerank.speaker import pool_size as speaker_pool
@@ -241,8 +243,9 @@ async def test_a_question_about_both_people_reaches_the_turns_of_each() -> None:
     )
     assert ids(ranked) == ["j1", "n1", "j2", "j3"]
     by_id = {h.id: h.fused for h in ranked}
-    assert by_id["j3"] == pytest.approx(0.88 + SPEAKER_WEIGHT - 2 * BOTH_STEP)
-    assert by_id["n1"] == pytest.approx(0.87 + SPEAKER_WEIGHT)  # the first of its speaker
+    # a question asking for things of a kind ("movies") weighs the speaker's turns more
+    assert by_id["j3"] == pytest.approx(0.88 + LIST_WEIGHT - 2 * BOTH_STEP)
+    assert by_id["n1"] == pytest.approx(0.87 + LIST_WEIGHT)  # the first of its speaker
 
 
 async def test_no_both_or_one_named_speaker_keeps_the_order() -> None:
@@ -258,6 +261,19 @@ async def test_no_both_or_one_named_speaker_keeps_the_order() -> None:
     assert ids(alone) == ["j1", "j2"]
 
 
+async def test_a_question_asking_for_things_of_a_kind_weighs_the_speaker_more() -> None:
+    hits = [
+        hit("other", 0.90, content="Tim: John, you should read The Hobbit"),
+        hit("named", 0.80, content="John: I finished that fantasy series last week"),
+    ]
+    listing = await SpeakerBoost().rerank(hits, context("What books has John read?"))
+    assert ids(listing) == ["named", "other"]
+    assert listing[0].fused == pytest.approx(0.80 + LIST_WEIGHT)
+    single = await SpeakerBoost().rerank(hits, context("What book did John like?"))
+    assert ids(single) == ["other", "named"]  # one thing: the usual weight
+    assert single[1].fused == pytest.approx(0.80 + SPEAKER_WEIGHT)
+
+
 def test_fusion_keeps_more_candidates_only_when_the_query_names_someone() -> None:
     named = QueryAnalysis.of("What do Melanie's kids like?", NOW)
     plain = QueryAnalysis.of("what do the kids like?", NOW)
@@ -265,3 +281,35 @@ def test_fusion_keeps_more_candidates_only_when_the_query_names_someone() -> Non
     assert speaker_pool(10, named, depth=100) == SPEAKER_POOL * 10
     assert speaker_pool(10, named, depth=20) == 20  # no deeper than the legs
     assert speaker_pool(10, plain, depth=100) == 10
+
+
+def test_fusion_keeps_more_candidates_when_the_query_asks_for_a_kind() -> None:
+    kind = QueryAnalysis.of("which cities are the best for a weekend?", NOW)
+    assert kind.names == () and kind.kind is not None
+    assert speaker_pool(10, kind, depth=100) == SPEAKER_POOL * 10
+
+
+# -- named things ------------------------------------------------------------------------
+
+
+async def test_a_question_asking_for_named_things_lifts_the_memories_naming_one() -> None:
+    hits = [
+        hit("plain", 0.82, content="John: exploring new places is my favorite thing"),
+        hit("city", 0.80, content="John: I was in Chicago, it was awesome!"),
+        hit("title", 0.70, content='John: we watched "Little Women" there'),
+        hit("thanks", 0.81, content="John: Thanks, Tim! Loved the trip."),
+    ]
+    ranked = await NamedThings().rerank(hits, context("Which cities has John been to?"))
+    assert ids(ranked) == ["city", "plain", "thanks", "title"]
+    assert ranked[0].fused == pytest.approx(0.80 + NAMED_WEIGHT)
+    # an addressee is no name of a thing; nor is the person the question names
+    assert {h.id: h.fused for h in ranked}["thanks"] == pytest.approx(0.81)
+
+
+async def test_a_kind_without_names_or_no_kind_keeps_the_order() -> None:
+    hits = [
+        hit("plain", 0.82, content="Joanna: hiking clears my head"),
+        hit("city", 0.80, content="Joanna: I hiked near Denver"),
+    ]
+    for question in ("What hobbies does Joanna have?", "When did Joanna go hiking?"):
+        assert await NamedThings().rerank(hits, context(question)) == hits
