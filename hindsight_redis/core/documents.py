@@ -175,9 +175,9 @@ def memory_document(
         "review": "conflict" if conflicts_with else "",
         "half_life_days": "" if event.half_life_days is None else repr(event.half_life_days),
         "occurred_at": "" if event.occurred_at is None else f"{event.occurred_at:.6f}",
-        # The contextual model reads English only: Chinese memories are not
-        # refined, and search ranks them by the static vector and keywords.
-        "refine": "pending" if contextual and lang != "chinese" else "off",
+        # The contextual model reads English only: Chinese memories wait for the
+        # multilingual one instead (pipeline.refine), which re-ranks Chinese searches.
+        "refine": ("chinese" if lang == "chinese" else "pending") if contextual else "off",
         "reviewed": "1" if event.reviewed else "",  # approved after it was held (``trust``)
         "provenance": event.provenance,  # "reviewed" is set by a review (approve)
     }

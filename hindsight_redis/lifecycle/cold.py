@@ -50,6 +50,7 @@ from hindsight_redis.lifecycle.coldfile import (
 )
 from hindsight_redis.lifecycle.exports import erased_among, record_export
 from hindsight_redis.lifecycle.forgetting import memory_ids
+from hindsight_redis.providers import multilingual
 from hindsight_redis.providers.projection import project
 from hindsight_redis.redis import scripts
 from hindsight_redis.settings import EmbeddingSettings, IndexSettings, SearchSettings
@@ -388,6 +389,12 @@ def _target_fields(
             fields[CONTEXT_FIELD] = converted
     if not same_context:
         fields.pop(CONTEXT_FIELD, None)
-        chinese = detect_language(fields.get("content", b"").decode()) == "chinese"
-        fields["refine"] = b"pending" if info.has_context and not chinese else b"off"
+        content = fields.get("content", b"").decode()
+        chinese = detect_language(content) == "chinese"
+        stored = multilingual.unpack(content, fields.get(multilingual.CHINESE_FIELD))
+        if chinese and stored is not None:
+            fields["refine"] = b"done"  # its multilingual vector came with it
+        else:
+            waits = b"chinese" if chinese else b"pending"
+            fields["refine"] = waits if info.has_context else b"off"
     return fields

@@ -30,6 +30,7 @@ from hindsight_redis.providers.embedders import (
     draft_from_settings,
     embedder_from_settings,
 )
+from hindsight_redis.providers.multilingual import shared_model
 from hindsight_redis.providers.spend import SpendBudget, SpendLedger
 from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.settings import (
@@ -187,6 +188,7 @@ async def build_pipeline(
             batch_size=settings.worker.refine_batch_size,
             info=info,
             draft=shared.draft,
+            multilingual=shared_model() if settings.search.chinese_rerank_weight > 0 else None,
         )
     own: list[Stage] = [DedupStage(redis, keys, settings.dedup, info, judge=shared.judge)]
 

@@ -29,6 +29,11 @@ a contextual vector; at rest, every one has the exact one. (A draft of the
 content alone, without its context, was three times cheaper again but found
 7 points fewer of the answers asked for 10 s after they were written.)
 
+Chinese memories (the contextual model reads English only) wait in the state
+``chinese`` for the multilingual model's vector of their content instead
+(``providers.multilingual``: it re-ranks Chinese searches), taken once no memory
+is ``pending``; they are then ``done``.
+
 Nothing is lost if a refiner dies at any step: the memory stays ``pending``
 and searchable, only without the contextual signal, until a refiner returns.
 """
@@ -50,6 +55,8 @@ from hindsight_redis.core.vectors import LEGACY_DATATYPE, Vectors, vector_bytes
 from hindsight_redis.errors import EmbeddingMismatch, redis_errors
 from hindsight_redis.index.filters import refine_pending_filter
 from hindsight_redis.index.record import IndexInfo, recorded_index
+from hindsight_redis.providers import multilingual
+from hindsight_redis.providers.multilingual import MultilingualE5
 from hindsight_redis.providers.projection import project
 from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.redis import scripts
@@ -57,17 +64,22 @@ from hindsight_redis.redis import scripts
 log = logging.getLogger(__name__)
 
 _CLAIM_MS = 60_000
-_CONTEXT = "context"  # the memory hash's field (documents.memory_document)
+_CONTEXT = "context"  # the memory hash's fields (documents.memory_document)
+_SCRIPT = "script"
 OLDEST_EVERY = 4
+CHINESE = "chinese"
+"""The refine state of a Chinese memory waiting for its multilingual vector."""
 RECENT_S = 30.0
 
 
 class Pending(NamedTuple):
-    """A memory waiting for its contextual vector: its key, content and context."""
+    """A memory waiting for its contextual vector: its key, content, context and script
+    (``han``: Chinese)."""
 
     key: str
     content: str
     context: str = ""
+    script: str = ""
 
     @property
     def text(self) -> str:
@@ -82,6 +94,9 @@ class Refiner:
     field stores its vectors (``context_datatype``, ``context_projection``);
     None: read from the record on first use. ``draft``: a faster embedder of
     the same model for a first vector (see the module's docstring).
+    ``multilingual``: the model of Chinese memories (``providers.multilingual``);
+    None: they are left waiting (their state ``chinese`` is not a backlog: their
+    searches embed them).
     """
 
     def __init__(
@@ -93,8 +108,10 @@ class Refiner:
         batch_size: int = 16,
         info: IndexInfo | None = None,
         draft: Embedder | None = None,
+        multilingual: MultilingualE5 | None = None,
     ) -> None:
         self.redis = redis
+        self.multilingual = multilingual
         self.keys = keys
         self.embedder = embedder
         self.draft = draft
@@ -138,9 +155,10 @@ class Refiner:
                 self.keys.index_alias,
                 query,
                 "RETURN",
-                "2",
+                "3",
                 TEXT_FIELD,
                 _CONTEXT,
+                _SCRIPT,
                 "SORTBY",
                 CREATED_FIELD,
                 "DESC" if newest else "ASC",
@@ -152,7 +170,12 @@ class Refiner:
                 **NEVER_DECODE,
             )
         return [
-            Pending(r.key, as_text(r.fields.get(TEXT_FIELD)), as_text(r.fields.get(_CONTEXT)))
+            Pending(
+                r.key,
+                as_text(r.fields.get(TEXT_FIELD)),
+                as_text(r.fields.get(_CONTEXT)),
+                as_text(r.fields.get(_SCRIPT)),
+            )
             for r in search_rows(reply)
         ]
 
@@ -186,6 +209,29 @@ class Refiner:
             self._loading.exception()  # seen: the embedding itself raises it again, mapped
         return True
 
+    async def _vectors(
+        self, claimed: list[Pending], embedder: Embedder, state: str
+    ) -> list[tuple[Pending, str, bytes, str]]:
+        """What to store for each claimed memory: the field, the vector's bytes and the
+        refine state. Chinese memories (``script`` han) get the multilingual model's
+        vector of their content (``providers.multilingual``), state ``done``; the rest the
+        contextual vector of ``embedder``, ``state``. Without a multilingual model every
+        memory gets the contextual one."""
+        chinese = [i for i in claimed if i.script == "han"] if self.multilingual else []
+        rest = [i for i in claimed if i not in chinese]
+        out: list[tuple[Pending, str, bytes, str]] = []
+        if rest:
+            stored = await self._stored(await embedder.embed([i.text for i in rest]))
+            out += [(i, CONTEXT_FIELD, v, state) for i, v in zip(rest, stored, strict=True)]
+        if chinese:
+            assert self.multilingual is not None
+            vectors = await self.multilingual.embed([i.content for i in chinese])
+            out += [
+                (i, multilingual.CHINESE_FIELD, multilingual.pack(i.content, v), "done")
+                for i, v in zip(chinese, vectors, strict=True)
+            ]
+        return out
+
     async def refine_once(self, most: int | None = None, *, between_rounds: bool = False) -> int:
         """Refine one batch of at most ``most`` (default ``batch_size``) memories; returns
         how many got their vector (0: none pending). ``between_rounds``: a step that holds
@@ -208,6 +254,8 @@ class Refiner:
         if not found and since is not None:
             found = await self.pending(4 * most)
         embedder, state = (self.embedder, "done") if self.draft is None else (self.draft, "draft")
+        if not found and self.multilingual is not None:
+            found = await self.pending(4 * most, state=CHINESE)
         if not found and self.draft is not None and not between_rounds:
             found = await self.pending(4 * most, state="draft")
             embedder, state = self.embedder, "done"
@@ -216,19 +264,19 @@ class Refiner:
         claimed = await self._claim(found, most)
         if not claimed:
             return 0
-        stored = await self._stored(await embedder.embed([item.text for item in claimed]))
+        stores = await self._vectors(claimed, embedder, state)
         with redis_errors("store contextual vectors"):
             async with self.redis.pipeline(transaction=False) as pipe:
-                for item, vector in zip(claimed, stored, strict=True):
+                for item, field, vector, item_state in stores:
                     scripts.refine.queue(
                         pipe,
                         memory=item.key,
                         index_meta=self.keys.index_meta,
                         content=item.content,
-                        field=CONTEXT_FIELD,
+                        field=field,
                         vector=vector,
                         model=self.embedder.model_id,
-                        state=state,
+                        state=item_state,
                     )
                 pipe.delete(*(self._claim_key(item.key) for item in claimed))
                 results = await scripts.execute(pipe)

@@ -3,8 +3,9 @@
 No I/O. ``SearchPlan.make`` turns the query's analysis, the arguments and
 ``SearchSettings`` into what the legs need: the filter expression, the depth
 of each leg, the pool fusion keeps for the re-rankers (the time and speaker
-boosts need more than ``top_k``: ``rerank.time_boost.pool_size``,
-``rerank.speaker.pool_size``) and, for a query naming
+boosts and the Chinese re-ranking need more than ``top_k``:
+``rerank.time_boost.pool_size``, ``rerank.speaker.pool_size``,
+``rerank.chinese.pool_size``) and, for a query naming
 a range, the filter of its memories (``window_expr``): the legs run on them
 too (``legs.Legs.rows``), since the unfiltered legs rank by words and "I
 finally finished my screenplay" shares none with "What did Joanna achieve in
@@ -26,7 +27,7 @@ from hindsight_redis.core.models import SearchFilters
 from hindsight_redis.index.filters import build_filter
 from hindsight_redis.search.analysis import QueryAnalysis, TimeQuery
 from hindsight_redis.search.ranking import Mode
-from hindsight_redis.search.rerank import speaker, time_boost
+from hindsight_redis.search.rerank import chinese, speaker, time_boost
 from hindsight_redis.settings import SearchSettings
 
 
@@ -83,6 +84,7 @@ class SearchPlan:
             pool=max(
                 time_boost.pool_size(top_k, time, depth),
                 speaker.pool_size(top_k, analysis, depth),
+                chinese.pool_size(top_k, analysis, depth, settings.chinese_rerank_weight),
             ),
         )
 

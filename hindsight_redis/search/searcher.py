@@ -6,8 +6,8 @@ the legs (``legs.Legs``: one pipelined round trip, plus one for Chinese
 queries, which the server segments first, and one for the contextual KNN once
 its query embedding, computed in a thread meanwhile, is ready), fuses them
 (``ranking.fuse``) and passes the hits through its re-rankers in order
-(``rerank``: speaker boost, named things, time boost, lead-in, newer-first, token
-budget). The hits' access is counted in the background (``access.HitCounter``).
+(``rerank``: Chinese re-ranking, speaker boost, named things, time boost, lead-in,
+newer-first, token budget). The hits' access is counted in the background (``access.HitCounter``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from hindsight_redis.providers.embedders import (
     contextual_from_settings,
     embedder_from_settings,
 )
+from hindsight_redis.providers.multilingual import shared_model
 from hindsight_redis.providers.projection import project
 from hindsight_redis.providers.vectors import Embedder
 from hindsight_redis.search.analysis import QueryAnalysis
@@ -45,6 +46,7 @@ from hindsight_redis.search.query import parse_explain
 from hindsight_redis.search.ranking import Blend, Fusion, Mode, Ranked, fuse
 from hindsight_redis.search.rerank.base import RerankContext, Reranker
 from hindsight_redis.search.rerank.budget import TokenBudget
+from hindsight_redis.search.rerank.chinese import ChineseRerank
 from hindsight_redis.search.rerank.lead_in import LeadIn
 from hindsight_redis.search.rerank.named_things import NamedThings
 from hindsight_redis.search.rerank.newer_first import NewerFirst
@@ -92,6 +94,8 @@ class Searcher:
         self.contextual = contextual
         self.legs = Legs(redis, keys, info, settings.hnsw_ef_runtime)
         self.rerankers: tuple[Reranker, ...] = (
+            # a Chinese query: its first candidates by the multilingual model
+            ChineseRerank(redis, keys, shared_model(), settings.chinese_rerank_weight),
             SpeakerBoost(),  # the turns of the person the question names
             NamedThings(),  # the memories naming things of the kind asked for
             TimeBoost(),
@@ -154,8 +158,8 @@ class Searcher:
         record_access: bool = True,
     ) -> list[SearchHit]:
         """Run a checked search: analyse the query once, plan, run the legs, fuse, then
-        the re-rankers in order (speaker boost, named things, time boost, lead-in, newer
-        first, token budget).
+        the re-rankers in order (Chinese re-ranking, speaker boost, named things, time boost,
+        lead-in, newer first, token budget).
 
         ``fusion`` defaults to ``settings.hybrid_fusion``; ``candidates``, the
         depth of each leg, to ``max(settings.search_candidates, 4 * top_k)``.

@@ -322,6 +322,13 @@ class SearchSettings(_Group):
         le=1.0,
         description="Weight of the contextual cosine in hybrid search; the rest is split by alpha.",
     )
+    chinese_rerank_weight: float = Field(
+        0.7,
+        ge=0.0,
+        le=1.0,
+        description="Weight of the multilingual model's cosine when it re-ranks the first "
+        "candidates of a Chinese search (providers.multilingual); 0: off.",
+    )
     hybrid_cross_language: bool = Field(
         True, description="Rank memories in another script than the query by their vector too."
     )

@@ -20,6 +20,7 @@ from hindsight_redis.pipeline.refine import Refiner
 from hindsight_redis.pipeline.stages.base import Candidate
 from hindsight_redis.providers.contextual import MODEL_ID, MiniLMEmbedder
 from hindsight_redis.providers.embedders import HashEmbedder
+from hindsight_redis.providers.multilingual import CHINESE_FIELD, shared_model, unpack
 from hindsight_redis.providers.projection import project
 from hindsight_redis.redis import scripts
 from hindsight_redis.settings import Settings
@@ -339,3 +340,29 @@ async def test_reindex_keeps_or_drops_contextual_vectors(env: Env, minilm: MiniL
         done += step
     assert done == 2
     assert await env.redis.hget(env.keys.doc("m2"), "refine") == b"done"
+
+
+async def test_chinese_memories_get_the_multilingual_vector(
+    env: Env, minilm: MiniLMEmbedder
+) -> None:
+    chinese = "我们把数据库迁移到了新的服务器"
+    await env.put("zh", chinese)
+    await env.put("en", "Mona sets up the projector before the all-hands")
+    await env.indexed(2)
+    zh = env.keys.doc("zh")
+    # a refiner without the multilingual model refines the English memory only
+    assert await Refiner(env.redis, env.keys, minilm).refine_once() == 1
+    assert await Refiner(env.redis, env.keys, minilm).refine_once() == 0
+    assert await env.redis.hget(zh, "refine") == b"chinese"
+    refiner = Refiner(env.redis, env.keys, minilm, multilingual=shared_model())
+    assert await refiner.refine_once() == 1
+    state, context, stored = await env.redis.hmget(zh, ["refine", CONTEXT_FIELD, CHINESE_FIELD])
+    assert (state, context) == (b"done", None)
+    assert unpack(chinese, stored) is not None
+    assert await refiner.refine_once() == 0
+    # made pending again (a new contextual model): still the multilingual vector, not MiniLM's
+    await env.redis.hset(zh, "refine", "pending")
+    await env.redis.hdel(zh, CHINESE_FIELD)
+    assert await refiner.refine_once() == 1
+    state, context, stored = await env.redis.hmget(zh, ["refine", CONTEXT_FIELD, CHINESE_FIELD])
+    assert (state, context) == (b"done", None) and unpack(chinese, stored) is not None

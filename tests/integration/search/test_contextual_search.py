@@ -13,6 +13,7 @@ from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.errors import EmbeddingError
 from hindsight_redis.providers.contextual import MODEL_ID
+from hindsight_redis.providers.multilingual import CHINESE_FIELD, unpack
 from hindsight_redis.settings import Settings
 from tests.integration.helpers import Drain, index_fields, write_and_drain
 
@@ -73,10 +74,12 @@ async def test_chinese_query_skips_the_contextual_leg(
     client: AsyncMemoryClient, settings: Settings
 ) -> None:
     ids, report = await write_and_drain(settings, [CHINESE, *DISTRACTORS])
-    # MiniLM reads English only: the Chinese memory is not refined
-    assert report.indexed == 5 and report.refined == 4
+    # MiniLM reads English only: the Chinese memory gets the multilingual vector instead
+    assert report.indexed == 5 and report.refined == 5
     key = client.keys.doc(ids[0])
-    assert await client.redis.hmget(key, ["refine", CONTEXT_FIELD]) == [b"off", None]
+    state, context, stored = await client.redis.hmget(key, ["refine", CONTEXT_FIELD, CHINESE_FIELD])
+    assert (state, context) == (b"done", None)
+    assert unpack(CHINESE, stored) is not None
     hits = await client.search("数据库迁移", top_k=5)
     assert hits[0].id == ids[0]
     assert all(h.contextual is None for h in hits)

@@ -180,6 +180,7 @@ async def test_the_lead_in_alone_moves_the_turns_that_told_when_after_the_best_h
     assert [h.id for h in ranked] == ["details", "told", "x", "y"]
     assert await lead_in.rerank(hits, context("What did the car hit?")) == hits
     assert [type(r).__name__ for r in env.searcher.rerankers] == [
+        "ChineseRerank",
         "SpeakerBoost",
         "NamedThings",
         "TimeBoost",
