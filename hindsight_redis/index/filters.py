@@ -39,7 +39,8 @@ def _number(value: float) -> str:
 
 def refine_pending_filter(namespace: str, state: str = "pending") -> str:
     """Memories of ``namespace`` still waiting for their contextual vector (``state``
-    ``"draft"``: those with a draft one, waiting for the exact one)."""
+    ``"draft"``: those with a draft one, waiting for the exact one; ``"chinese"``: Chinese
+    memories waiting for their multilingual vector)."""
     return f"{tag_clause('namespace', namespace)} {tag_clause('refine', state)}"
 
 

@@ -63,6 +63,7 @@ async def collect_stats(
     (memories still waiting for their contextual vector; None without an
     index), ``refine_lag_s`` (age of the oldest of them; 0: none),
     ``refine_drafts`` (memories with a draft contextual vector, waiting for the exact one),
+    ``refine_chinese`` (Chinese memories waiting for their multilingual vector),
     ``memories`` (``active``, ``archived``, ``protected``; None without an index),
     ``workers`` (the consumers seen within ``live_within_ms``: name, pending,
     idle_s), ``idle_consumers`` (the others: crashed or stopped
@@ -94,6 +95,7 @@ async def collect_stats(
         "refine_pending": state.refine_pending,
         "refine_lag_s": state.refine_lag_s(time.time()),
         "refine_drafts": state.refine_drafts,
+        "refine_chinese": state.refine_chinese,
         "memories": state.memories,
         "workers": [c for c in everyone if c["idle_s"] * 1000 <= live_within_ms],
         "idle_consumers": sum(1 for c in everyone if c["idle_s"] * 1000 > live_within_ms),

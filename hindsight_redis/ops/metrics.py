@@ -166,6 +166,11 @@ def _namespace_families(states: list[QueueState], now: float) -> Iterator[Metric
         ((s, s.refine_drafts) for s in states),
     )
     yield _gauge(
+        "hindsight_refine_chinese",
+        "Chinese memories waiting for their multilingual vector (re-ranks Chinese searches).",
+        ((s, s.refine_chinese) for s in states),
+    )
+    yield _gauge(
         "hindsight_refine_lag_seconds",
         "Age of the oldest memory waiting for its contextual vector (0: none).",
         ((s, s.refine_lag_s(now) if s.refine_pending is not None else None) for s in states),

@@ -135,13 +135,17 @@ def health_rows(health: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     return [("health", rates), ("stale", stale_text), ("searchable in", searchable)]
 
 
-def _refine(pending: int | None, lag_s: float | None, drafts: int | None) -> str:
-    """Memories waiting for a contextual vector, how long the oldest has, and the drafts."""
+def _refine(stats: Mapping[str, Any]) -> str:
+    """Memories waiting for a contextual vector, how long the oldest has, the drafts, and the
+    Chinese memories waiting for their multilingual vector."""
+    pending, lag_s = stats.get("refine_pending"), stats.get("refine_lag_s")
     if pending is None:
         return "no index yet"
     notes = [f"the oldest waits {lag_s:.1f} s"] if pending and lag_s else []
-    if drafts:
+    if drafts := stats.get("refine_drafts"):
         notes.append(f"{drafts:,} drafts to redo exactly")
+    if chinese := stats.get("refine_chinese"):
+        notes.append(f"{chinese:,} Chinese to embed")
     return _count(pending) + (f"  ({'; '.join(notes)})" if notes else "")
 
 
@@ -175,7 +179,6 @@ def stats_lines(stats: Mapping[str, Any]) -> str:
     dropped = dict(stats.get("dropped", {}))
     total = dropped.pop("total", 0)
     reasons = ", ".join(f"{reason} {count:,}" for reason, count in sorted(dropped.items()))
-    refine = stats.get("refine_pending")
     rows: list[tuple[str, str]] = [
         ("accepted", _count(stats.get("accepted", 0))),
         ("processed", _count(stats.get("processed", 0))),
@@ -187,7 +190,7 @@ def stats_lines(stats: Mapping[str, Any]) -> str:
         ("pending", _count(stats.get("pending", 0))),
         ("dead letters", _count(stats.get("dead_letters", 0))),
         ("index lag", f"{float(stats.get('index_lag_s', 0.0)):.1f} s"),
-        ("refine pending", _refine(refine, stats.get("refine_lag_s"), stats.get("refine_drafts"))),
+        ("refine pending", _refine(stats)),
     ]
     memories = stats.get("memories")
     if memories:

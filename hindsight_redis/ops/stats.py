@@ -28,9 +28,10 @@ from hindsight_redis.index.counts import (
     search_count,
 )
 from hindsight_redis.index.filters import refine_pending_filter, tag_clause
+from hindsight_redis.pipeline.refine import CHINESE
 from hindsight_redis.providers.spend import SpendBudget, read_spend
 
-# Namespaces per pipeline: 11 commands each in the first round trip.
+# Namespaces per pipeline: 12 commands each in the first round trip.
 _NAMESPACES_PER_PIPELINE = 250
 
 
@@ -59,6 +60,8 @@ class QueueState:
     None when none waits."""
     refine_drafts: int | None = None
     """Memories with a draft contextual vector, waiting for the exact one."""
+    refine_chinese: int | None = None
+    """Chinese memories waiting for their multilingual vector (re-ranks Chinese searches)."""
     conflicts_open: int | None = None
     """Active memories flagged as contradicting another, not resolved yet; None without an
     index."""
@@ -120,6 +123,7 @@ class _Seen:
     refine_pending: int | None
     refine_oldest_s: float | None
     refine_drafts: int | None
+    refine_chinese: int | None
     memories: dict[str, int] | None
     conflicts_open: int | None
     index_latency: Histogram
@@ -144,6 +148,7 @@ async def _read(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:
         pipe.xinfo_groups(keys.stream)
         pipe.execute_command(*refine_backlog_command(keys))
         pipe.execute_command(*count_command(keys, refine_pending_filter(keys.namespace, "draft")))
+        pipe.execute_command(*count_command(keys, refine_pending_filter(keys.namespace, CHINESE)))
         pipe.hgetall(keys.index_latency)
         pipe.execute_command(*count_command(keys, open_conflicts_query(keys)))
         for query in memory_count_queries(keys).values():
@@ -174,7 +179,7 @@ async def _read(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:
 
 
 def _seen(keys: Keys, replies: Sequence[Any]) -> _Seen:
-    counters_raw, dead_letters, stream_info, groups, refining, drafts, *rest = replies
+    counters_raw, dead_letters, stream_info, groups, refining, drafts, chinese, *rest = replies
     latency, conflicts, *counts = rest
     counters = {as_text(k): int(v) for k, v in _checked(counters_raw).items()}
     stream = _unless_missing(stream_info)
@@ -193,6 +198,7 @@ def _seen(keys: Keys, replies: Sequence[Any]) -> _Seen:
         refine_pending=refine_pending,
         refine_oldest_s=refine_oldest,
         refine_drafts=search_count(drafts),
+        refine_chinese=search_count(chinese),
         memories=None if None in totals else {k: v for k, v in memories.items() if v is not None},
         conflicts_open=search_count(conflicts),
         index_latency=Histogram.of({as_text(k): as_text(v) for k, v in _checked(latency).items()}),
@@ -224,6 +230,7 @@ def _state(keys: Keys, seen: _Seen, pending: Any, nxt: Any) -> QueueState:
         memories=seen.memories,
         refine_oldest_s=seen.refine_oldest_s,
         refine_drafts=seen.refine_drafts,
+        refine_chinese=seen.refine_chinese,
         conflicts_open=seen.conflicts_open,
         index_latency=seen.index_latency,
     )

@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 from hindsight_redis import AsyncMemoryClient, Settings
 from hindsight_redis.core.keys import namespace_registry
 from hindsight_redis.ops.metrics import MetricsApp, metrics_app
+from hindsight_redis.ops.render import stats_lines
 from hindsight_redis.redis.server import free_port
 from tests.integration.helpers import Drain
 
@@ -100,11 +101,29 @@ async def test_metrics_count_each_namespace_before_and_after_the_workers(
     assert _value(after, "hindsight_memories", namespace="test", status="archived") == 0
     assert _value(after, "hindsight_memories_protected", namespace="other") == 0
     assert _value(after, "hindsight_refine_pending", namespace="test") is not None
+    assert _value(after, "hindsight_refine_drafts", namespace="test") == 0
+    assert _value(after, "hindsight_refine_chinese", namespace="test") == 0
     assert (_value(after, "hindsight_worker_batch_seconds_count", namespace="test") or 0) > batches
     # every write's lag, the dropped one's too
     assert _value(after, "hindsight_index_lag_seconds_count", namespace="test") == lags + 3
     assert _value(after, "hindsight_redis_up") == 1
     assert any(name == "hindsight_build_info" for name, _ in after)
+
+
+async def test_chinese_memories_wait_for_their_multilingual_vector_in_view(
+    app: MetricsApp, client: AsyncMemoryClient, settings: Settings, drain: Drain
+) -> None:
+    await client.write("我们把数据库迁移到了新的服务器")
+    await client.write(FACT)
+    # a worker without the multilingual model: the English memory refined, the Chinese one waits
+    await drain(settings.model_copy(update={"chinese_rerank_weight": 0.0}))
+    stats = await client.stats()
+    assert (stats["refine_pending"], stats["refine_drafts"], stats["refine_chinese"]) == (0, 0, 1)
+    assert "(1 Chinese to embed)" in stats_lines(stats)
+    assert _value(await _scrape(app), "hindsight_refine_chinese", namespace="test") == 1
+    await drain()  # one with it
+    assert (await client.stats())["refine_chinese"] == 0
+    assert _value(await _scrape(app), "hindsight_refine_chinese", namespace="test") == 0
 
 
 async def test_search_latency_histogram_counts_each_search(

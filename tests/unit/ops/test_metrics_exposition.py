@@ -45,10 +45,30 @@ def test_counters_are_counters_and_lag_is_the_age_at_the_read() -> None:
     assert {s.labels["status"]: s.value for s in memories} == {"active": 2, "archived": 1}
 
 
+def test_the_refine_backlog_counts_drafts_and_chinese_memories_apart() -> None:
+    state = _state("a", refine_pending=4, refine_drafts=2, refine_chinese=3)
+    families = _families(Snapshot([state], known=1, read_s=0.0, taken_at=0.0, up=True))
+    values = {
+        name: families[name].samples[0].value
+        for name in (
+            "hindsight_refine_pending",
+            "hindsight_refine_drafts",
+            "hindsight_refine_chinese",
+        )
+    }
+    assert values == {
+        "hindsight_refine_pending": 4,
+        "hindsight_refine_drafts": 2,
+        "hindsight_refine_chinese": 3,
+    }
+    assert families["hindsight_refine_chinese"].type == "gauge"
+
+
 def test_a_namespace_without_an_index_has_no_memory_series() -> None:
     bare = _state("bare", memories=None, refine_pending=None, oldest_ms=None)
     families = _families(Snapshot([bare], known=3, read_s=0.0, taken_at=0.0, up=True))
     assert not families["hindsight_memories"].samples
     assert not families["hindsight_refine_pending"].samples
+    assert not families["hindsight_refine_chinese"].samples
     assert families["hindsight_lag_seconds"].samples[0].value == 0
     assert families["hindsight_metrics_namespaces_omitted"].samples[0].value == 2

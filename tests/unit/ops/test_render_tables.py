@@ -29,6 +29,7 @@ from hindsight_redis.ops.render import (
     held_table,
     hits_table,
     start_line,
+    stats_lines,
     sweep_lines,
 )
 from hindsight_redis.trust.audit import AuditEntry
@@ -219,3 +220,14 @@ def test_dead_letters_show_when_how_often_why_and_what() -> None:
     assert whole[1].endswith("x  -") and whole[2].endswith(LONG)
     assert _widest(dead_letters_table(letters, width=80)) <= 80
     assert dead_letters_table([]) == "no dead letter"
+
+
+def test_the_refine_row_says_how_old_the_backlog_is_and_what_else_waits() -> None:
+    stats = {"refine_pending": 4, "refine_lag_s": 1.5, "refine_drafts": 2, "refine_chinese": 3}
+    (row,) = [line for line in stats_lines(stats).splitlines() if line.startswith("refine")]
+    assert row.split(None, 2)[2] == (
+        "4  (the oldest waits 1.5 s; 2 drafts to redo exactly; 3 Chinese to embed)"
+    )
+    waiting = {"refine_pending": 0, "refine_lag_s": 0.0, "refine_drafts": 0, "refine_chinese": 1}
+    assert "refine pending  0  (1 Chinese to embed)" in stats_lines(waiting)
+    assert "refine pending  no index yet" in stats_lines({"refine_pending": None})
