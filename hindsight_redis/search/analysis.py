@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from hindsight_redis.core.text import han_runs
 from hindsight_redis.language.answer_type import asks_about_the_past, asks_time
+from hindsight_redis.language.kind_members import members
 from hindsight_redis.language.kinds import AskedKind, asked_kind
 from hindsight_redis.language.stopwords import stopword_set
 from hindsight_redis.language.when import TimeRange, time_range
@@ -47,7 +48,9 @@ class QueryAnalysis:
     kept); ``time_range`` the range it names relative to the moment of the
     search (None: none); ``asks_time`` whether it asks for a time or a span;
     ``about_the_past`` whether it asks how things were, or changed; ``names`` the
-    capitalized words; ``kind`` the kind of thing it asks for (None: none).
+    capitalized words; ``kind`` the kind of thing it asks for (None: none);
+    ``related`` that kind's common members (``kind_members.members``: "instruments" ->
+    piano, guitar...), which widen the static query vector and the keyword terms.
     """
 
     text: str
@@ -58,10 +61,12 @@ class QueryAnalysis:
     about_the_past: bool
     names: tuple[str, ...] = ()
     kind: AskedKind | None = None
+    related: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, text: str, now: float) -> QueryAnalysis:
         """The analysis of ``text`` (checked already), its relative times read at ``now``."""
+        kind = asked_kind(text)
         return cls(
             text=text,
             han_runs=tuple(han_runs(text)),
@@ -70,13 +75,24 @@ class QueryAnalysis:
             asks_time=asks_time(text),
             about_the_past=asks_about_the_past(text),
             names=names(text),
-            kind=asked_kind(text),
+            kind=kind,
+            related=members(kind),
         )
 
     @property
     def chinese(self) -> bool:
         """Whether the query holds Han text (its keyword terms need segmenting)."""
         return bool(self.han_runs)
+
+    @property
+    def vector_text(self) -> str:
+        """The text of the static query vector: the query, then the ``related`` words."""
+        return " ".join((self.text, *self.related)) if self.related else self.text
+
+    def related_terms(self) -> list[str]:
+        """The ``related`` words the keyword leg adds: the plain words among them (a
+        hyphenated or possessive one only widens the vector)."""
+        return [w for w in self.related if _PLAIN.fullmatch(w)]
 
     @property
     def script(self) -> str:
@@ -93,6 +109,7 @@ class QueryAnalysis:
         return joined_terms(self.words, self.han_runs, segmented)
 
 
+_PLAIN = re.compile(r"[a-z]+")
 _NAME = re.compile(r"(?<![\w'-])[A-Z][\w'.-]*")
 
 

@@ -93,9 +93,10 @@ class Searcher:
         self.info = info
         self.contextual = contextual
         self.legs = Legs(redis, keys, info, settings.hnsw_ef_runtime)
+        # a Chinese query: its first candidates by the multilingual model
+        self.chinese = ChineseRerank(redis, keys, shared_model(), settings.chinese_rerank_weight)
         self.rerankers: tuple[Reranker, ...] = (
-            # a Chinese query: its first candidates by the multilingual model
-            ChineseRerank(redis, keys, shared_model(), settings.chinese_rerank_weight),
+            self.chinese,
             SpeakerBoost(),  # the turns of the person the question names
             NamedThings(),  # the memories naming things of the kind asked for
             TimeBoost(),
@@ -184,6 +185,7 @@ class Searcher:
         )
         if self._has_context_leg(mode) and not analysis.chinese:
             plan.context_task = asyncio.create_task(self._embed_context(text))
+        self.chinese.prepare(analysis)  # a Chinese query's embedding, while the legs run
         context = RerankContext(analysis, plan.time, top_k, plan.filters, request.max_tokens)
         with redis_errors("search"):
             try:
@@ -247,16 +249,19 @@ class Searcher:
     async def _query_terms(self, plan: SearchPlan) -> None:
         """The plan's query vector (not for keyword searches) and keyword terms (not for
         vector searches; Han runs segmented by the server first, then widened with
-        their synonyms: ``language.synonyms``)."""
+        their synonyms: ``language.synonyms``). A query asking for a kind with known
+        members ("instruments": ``QueryAnalysis.related``) has them in the text of its
+        static vector and among its keyword terms, scored as synonyms."""
         analysis = plan.analysis
         if plan.mode != "keyword":
-            vectors = await self.embedder.embed([analysis.text])
+            vectors = await self.embedder.embed([analysis.vector_text])
             plan.query_vector = np.asarray(vectors[0], np.float32)
         if plan.mode != "vector":
             segmented = await self._segment(analysis) if analysis.chinese else None
             plan.terms = analysis.terms(segmented)
-            if analysis.chinese:
-                found = synonyms.expand(plan.terms)
+            found = synonyms.expand(plan.terms) if analysis.chinese else []
+            found += [w for w in analysis.related_terms() if w not in plan.terms]
+            if found:
                 plan.terms += found
                 plan.synonyms = set(found)
             plan.common = self.term_stats.common(plan.terms)

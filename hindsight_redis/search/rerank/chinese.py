@@ -22,6 +22,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 
 import numpy as np
 from redis.asyncio import Redis
@@ -36,6 +37,11 @@ from hindsight_redis.search.analysis import QueryAnalysis
 from hindsight_redis.search.rerank.base import RerankContext
 
 log = logging.getLogger(__name__)
+
+_QUERY: ContextVar[tuple[str, asyncio.Future[np.ndarray]] | None] = ContextVar(
+    "chinese_query", default=None
+)
+"""The query embedding ``ChineseRerank.prepare`` started in this task."""
 
 DEPTH = 15
 """The candidates of a Chinese query the model re-ranks (10 to 20 gave the same on the
@@ -89,15 +95,35 @@ class ChineseRerank:
         self.model = model
         self.weight = weight
 
+    def prepare(self, analysis: QueryAnalysis) -> None:
+        """Start embedding a Chinese query now, while the legs run (for this task's
+        ``rerank``); nothing for other queries, or when off."""
+        if self.model is not None and self.weight > 0 and analysis.chinese:
+            _QUERY.set(
+                (analysis.text, asyncio.ensure_future(self.model.embed_query(analysis.text)))
+            )
+
+    def _query_task(self, text: str) -> asyncio.Future[np.ndarray]:
+        """The embedding ``prepare`` started for ``text`` in this task, else a new one."""
+        assert self.model is not None
+        prepared = _QUERY.get()
+        _QUERY.set(None)
+        if prepared is not None and prepared[0] == text:
+            return prepared[1]
+        if prepared is not None:
+            prepared[1].cancel()
+        return asyncio.ensure_future(self.model.embed_query(text))
+
     async def rerank(self, hits: list[SearchHit], context: RerankContext) -> list[SearchHit]:
         """``hits`` with the first ``DEPTH`` re-ranked when the query is Chinese."""
         model = self.model
-        if model is None or self.weight <= 0 or not context.analysis.chinese or len(hits) < 2:
+        if model is None or self.weight <= 0 or not context.analysis.chinese:
             return hits
+        query_task = self._query_task(context.analysis.text)
         head = [i for i, h in enumerate(hits[:DEPTH]) if detect_language(h.content) == "chinese"]
         if len(head) < 2:
+            query_task.cancel()
             return hits
-        query_task = asyncio.ensure_future(model.embed_query(context.analysis.text))
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for i in head:

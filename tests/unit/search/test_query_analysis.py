@@ -106,3 +106,14 @@ def test_the_time_signals_follow_the_settings() -> None:
     assert dates_only.window is not None and not dates_only.asks and dates_only.active
     plain = TimeQuery.of(QueryAnalysis.of("What does Melanie make?", NOW), SearchSettings())
     assert not plain.active
+
+
+def test_a_question_asking_for_a_kind_with_members_widens_its_vector_and_terms() -> None:
+    found = QueryAnalysis.of("What martial arts has John done?", NOW)
+    assert "karate" in found.related and "jiu-jitsu" in found.related
+    assert found.vector_text == " ".join((found.text, *found.related))
+    terms = found.related_terms()
+    assert "karate" in terms and "jiu-jitsu" not in terms  # plain words only
+    plain = QueryAnalysis.of("What did John do last week?", NOW)
+    assert plain.related == () and plain.related_terms() == []
+    assert plain.vector_text == plain.text

@@ -16,8 +16,8 @@ from hindsight_redis.search.analysis import QueryAnalysis, TimeQuery
 from hindsight_redis.search.rerank.base import RerankContext
 from hindsight_redis.search.rerank.budget import TokenBudget
 from hindsight_redis.search.rerank.lead_in import LeadIn
+from hindsight_redis.search.rerank.named_things import MEMBER_WEIGHT, NamedThings
 from hindsight_redis.search.rerank.named_things import WEIGHT as NAMED_WEIGHT
-from hindsight_redis.search.rerank.named_things import NamedThings
 from hindsight_redis.search.rerank.newer_first import NewerFirst
 from hindsight_redis.search.rerank.speaker import BOTH_STEP, LIST_WEIGHT, SpeakerBoost
 from hindsight_redis.search.rerank.speaker import POOL as SPEAKER_POOL
@@ -311,5 +311,27 @@ async def test_a_kind_without_names_or_no_kind_keeps_the_order() -> None:
         hit("plain", 0.82, content="Joanna: hiking clears my head"),
         hit("city", 0.80, content="Joanna: I hiked near Denver"),
     ]
-    for question in ("What hobbies does Joanna have?", "When did Joanna go hiking?"):
+    for question in ("What skills does Joanna have?", "When did Joanna go hiking?"):
         assert await NamedThings().rerank(hits, context(question)) == hits
+
+
+async def test_a_question_asking_for_a_kind_lifts_the_memories_naming_a_member() -> None:
+    hits = [
+        hit("music", 0.82, content="Melanie: music is such a comfort to me"),
+        hit("violin", 0.80, content="Melanie: I've been playing my violin every night"),
+        hit("thanks", 0.81, content="Melanie: Thanks, Caroline! Playing is fun."),
+    ]
+    ranked = await NamedThings().rerank(hits, context("What instruments does Melanie play?"))
+    assert ids(ranked) == ["violin", "music", "thanks"]
+    assert ranked[0].fused == pytest.approx(0.80 + MEMBER_WEIGHT)
+    assert [h.fused for h in ranked[1:]] == [0.82, 0.81]
+
+
+async def test_a_named_kind_with_members_adds_both_weights() -> None:
+    hits = [
+        hit("plain", 0.8, content="Nate: I love board games, honestly"),
+        hit("both", 0.7, content="Nate: we played chess and Catan all night"),
+    ]
+    ranked = await NamedThings().rerank(hits, context("What board games has Nate played?"))
+    assert ids(ranked) == ["both", "plain"]
+    assert ranked[0].fused == pytest.approx(0.7 + NAMED_WEIGHT + MEMBER_WEIGHT)
