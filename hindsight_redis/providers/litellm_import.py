@@ -8,7 +8,9 @@ through ``load_litellm`` keeps all three out of a user's way.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import warnings
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -23,4 +25,11 @@ def load_litellm() -> ModuleType:
     import litellm
 
     litellm.suppress_debug_info = True
+    # Its response models finish their pydantic schemas on first use, which warns that a
+    # TypedDict item is ReadOnly: built here, so that warning never reaches a caller (nor
+    # fails a call under ``-W error``, as it did after an embedding call had loaded it).
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*ReadOnly.*", category=UserWarning)
+        with contextlib.suppress(Exception):  # another release may build them otherwise
+            litellm.ModelResponse()
     return litellm
