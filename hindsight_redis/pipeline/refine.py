@@ -225,7 +225,7 @@ class Refiner:
             out += [(i, CONTEXT_FIELD, v, state) for i, v in zip(rest, stored, strict=True)]
         if chinese:
             assert self.multilingual is not None
-            vectors = await self.multilingual.embed([i.content for i in chinese])
+            vectors = await self.multilingual.embed_in_background([i.content for i in chinese])
             out += [
                 (i, multilingual.CHINESE_FIELD, multilingual.pack(i.content, v), "done")
                 for i, v in zip(chinese, vectors, strict=True)

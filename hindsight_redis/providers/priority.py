@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
 
@@ -39,6 +41,13 @@ def normal_priority() -> Iterator[None]:
 def at_normal_priority() -> bool:
     """True within ``normal_priority``."""
     return _NORMAL.get()
+
+
+def lowest_priority() -> None:
+    """Give the calling thread the lowest CPU priority (nice 19); Linux only, where a
+    thread's nice value is its own (the threads it starts inherit it)."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 @functools.cache
