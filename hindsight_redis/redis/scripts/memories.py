@@ -22,12 +22,15 @@ async def refine(
     """
     -- Store a memory's contextual vector (pipeline.refine), its refine tag then state
     -- ('draft' or 'done'). Skipped (0) when the memory is gone, its content is not the
-    -- text that was embedded, or it is done already; refused (-1) when the index now
-    -- records another contextual model (a reindex switched it), so a stale refiner
-    -- never writes vectors of the wrong model. -> 1 stored
+    -- text that was embedded, it is done already, or it is in that state already (two
+    -- refiners found it pending; the second claimed it once the first had released
+    -- it); refused (-1) when the index now records another contextual model (a reindex
+    -- switched it), so a stale refiner never writes vectors of the wrong model.
+    -- -> 1 stored
     if redis.call('HGET', index_meta, 'context_model') ~= model then return -1 end
     if redis.call('HGET', memory, 'content') ~= content then return 0 end
-    if redis.call('HGET', memory, 'refine') == 'done' then return 0 end
+    local current = redis.call('HGET', memory, 'refine')
+    if current == 'done' or current == state then return 0 end
     redis.call('HSET', memory, field, vector, 'refine', state)
     return 1
     """

@@ -253,6 +253,8 @@ async def test_refine_script_results(env: Env, minilm: MiniLMEmbedder) -> None:
     judy = "Judy waters the office plants on Mondays"
     assert await run(k.doc("m"), judy, state="draft") == 1
     assert await env.redis.hmget(k.doc("m"), ["refine", CONTEXT_FIELD]) == [b"draft", vec]
+    # a second refiner that found it pending too: not stored, not counted again
+    assert await run(k.doc("m"), judy, state="draft") == 0
     assert await run(k.doc("m"), judy) == 1  # the exact vector replaces the draft
     assert await env.redis.hmget(k.doc("m"), ["refine", CONTEXT_FIELD]) == [b"done", vec]
     assert await run(k.doc("m"), judy, state="draft") == 0  # never back to a draft
