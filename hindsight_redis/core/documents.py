@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hindsight_redis.core.fields import DEFAULT_LANGUAGE
+from hindsight_redis.core.fields import DEFAULT_LANGUAGE, REFINE_CHINESE
 from hindsight_redis.core.models import MemoryEvent, MemoryRecord, SearchHit, partition_of
 from hindsight_redis.core.resp import as_text
 from hindsight_redis.core.text import has_han
@@ -125,6 +125,16 @@ def detect_language(text: str) -> str:
     return "chinese" if has_han(text) else "english"
 
 
+def waiting_state(lang: str, *, contextual: bool) -> str:
+    """The ``refine`` state of a memory in ``lang`` without its refined vector: Chinese
+    ones wait for the multilingual model's (``REFINE_CHINESE``: the contextual model reads
+    English only), the others for the contextual one (``pending``); ``off`` when the index
+    has no contextual field (no refiner runs)."""
+    if not contextual:
+        return "off"
+    return REFINE_CHINESE if lang == "chinese" else "pending"
+
+
 def memory_document(
     event: MemoryEvent,
     *,
@@ -175,9 +185,7 @@ def memory_document(
         "review": "conflict" if conflicts_with else "",
         "half_life_days": "" if event.half_life_days is None else repr(event.half_life_days),
         "occurred_at": "" if event.occurred_at is None else f"{event.occurred_at:.6f}",
-        # The contextual model reads English only: Chinese memories wait for the
-        # multilingual one instead (pipeline.refine), which re-ranks Chinese searches.
-        "refine": ("chinese" if lang == "chinese" else "pending") if contextual else "off",
+        "refine": waiting_state(lang, contextual=contextual),
         "reviewed": "1" if event.reviewed else "",  # approved after it was held (``trust``)
         "provenance": event.provenance,  # "reviewed" is set by a review (approve)
     }

@@ -45,6 +45,9 @@ anyone with the library can give, so it is not one (``SearchOptions.trusted_only
 # The contextual vector (``providers.contextual``), filled in by refiners; a
 # memory's ``refine`` tag is ``pending`` until then, ``done`` after.
 CONTEXT_FIELD = "ctx_vec"
+REFINE_CHINESE = "chinese"
+"""The ``refine`` state of a Chinese memory waiting for its multilingual vector (the
+contextual model reads English only; ``providers.multilingual``)."""
 
 
 def vector_field_name(generation: int) -> str:

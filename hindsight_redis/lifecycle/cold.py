@@ -28,7 +28,12 @@ from typing import TypeVar
 from redis.asyncio import Redis
 
 from hindsight_redis.core.codec import pack_fields
-from hindsight_redis.core.documents import claim_digest, detect_language, split_tags
+from hindsight_redis.core.documents import (
+    claim_digest,
+    detect_language,
+    split_tags,
+    waiting_state,
+)
 from hindsight_redis.core.fields import CONTEXT_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text
@@ -390,11 +395,10 @@ def _target_fields(
     if not same_context:
         fields.pop(CONTEXT_FIELD, None)
         content = fields.get("content", b"").decode()
-        chinese = detect_language(content) == "chinese"
+        lang = detect_language(content)
         stored = multilingual.unpack(content, fields.get(multilingual.CHINESE_FIELD))
-        if chinese and stored is not None:
+        if lang == "chinese" and stored is not None:
             fields["refine"] = b"done"  # its multilingual vector came with it
         else:
-            waits = b"chinese" if chinese else b"pending"
-            fields["refine"] = waits if info.has_context else b"off"
+            fields["refine"] = waiting_state(lang, contextual=info.has_context).encode()
     return fields

@@ -14,6 +14,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from hindsight_redis.core.fields import REFINE_CHINESE
 from hindsight_redis.core.histogram import Histogram
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import as_text, entries_added, entry_ms
@@ -28,7 +29,6 @@ from hindsight_redis.index.counts import (
     search_count,
 )
 from hindsight_redis.index.filters import refine_pending_filter, tag_clause
-from hindsight_redis.pipeline.refine import CHINESE
 from hindsight_redis.providers.spend import SpendBudget, read_spend
 
 # Namespaces per pipeline: 12 commands each in the first round trip.
@@ -148,7 +148,9 @@ async def _read(redis: Redis, namespaces: Sequence[Keys]) -> list[QueueState]:
         pipe.xinfo_groups(keys.stream)
         pipe.execute_command(*refine_backlog_command(keys))
         pipe.execute_command(*count_command(keys, refine_pending_filter(keys.namespace, "draft")))
-        pipe.execute_command(*count_command(keys, refine_pending_filter(keys.namespace, CHINESE)))
+        pipe.execute_command(
+            *count_command(keys, refine_pending_filter(keys.namespace, REFINE_CHINESE))
+        )
         pipe.hgetall(keys.index_latency)
         pipe.execute_command(*count_command(keys, open_conflicts_query(keys)))
         for query in memory_count_queries(keys).values():

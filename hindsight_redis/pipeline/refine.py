@@ -48,7 +48,7 @@ from typing import NamedTuple
 import redis.asyncio as aioredis
 
 from hindsight_redis.core.context import contextual_text
-from hindsight_redis.core.fields import CONTEXT_FIELD, CREATED_FIELD, TEXT_FIELD
+from hindsight_redis.core.fields import CONTEXT_FIELD, CREATED_FIELD, REFINE_CHINESE, TEXT_FIELD
 from hindsight_redis.core.keys import Keys
 from hindsight_redis.core.resp import NEVER_DECODE, as_text, search_rows
 from hindsight_redis.core.vectors import LEGACY_DATATYPE, Vectors, vector_bytes
@@ -67,8 +67,6 @@ _CLAIM_MS = 60_000
 _CONTEXT = "context"  # the memory hash's fields (documents.memory_document)
 _SCRIPT = "script"
 OLDEST_EVERY = 4
-CHINESE = "chinese"
-"""The refine state of a Chinese memory waiting for its multilingual vector."""
 RECENT_S = 30.0
 
 
@@ -255,7 +253,7 @@ class Refiner:
             found = await self.pending(4 * most)
         embedder, state = (self.embedder, "done") if self.draft is None else (self.draft, "draft")
         if not found and self.multilingual is not None:
-            found = await self.pending(4 * most, state=CHINESE)
+            found = await self.pending(4 * most, state=REFINE_CHINESE)
         if not found and self.draft is not None and not between_rounds:
             found = await self.pending(4 * most, state="draft")
             embedder, state = self.embedder, "done"

@@ -10,14 +10,15 @@ LoCoMo, see benchmarks/README.md), or with ``rrf``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 
 from hindsight_redis.core.vectors import datatype_of, vectors_from_bytes
 
+K = TypeVar("K", bound=Hashable)
 Fusion = Literal["linear", "rrf"]
 Mode = Literal["hybrid", "vector", "keyword"]
 
@@ -31,7 +32,7 @@ def rrf(rankings: Sequence[Sequence[str]], *, k: int = 60) -> dict[str, float]:
     return scores
 
 
-def min_max(scores: Mapping[str, float], *, floor: float | None = None) -> dict[str, float]:
+def min_max(scores: Mapping[K, float], *, floor: float | None = None) -> dict[K, float]:
     """Scores scaled to 0..1 (all 1.0 when they are equal).
 
     ``floor`` caps the low end (``min(floor, lowest)``): with ``floor=0`` a

@@ -185,25 +185,30 @@ class Searcher:
         )
         if self._has_context_leg(mode) and not analysis.chinese:
             plan.context_task = asyncio.create_task(self._embed_context(text))
-        self.chinese.prepare(analysis)  # a Chinese query's embedding, while the legs run
-        context = RerankContext(analysis, plan.time, top_k, plan.filters, request.max_tokens)
-        with redis_errors("search"):
-            try:
-                await self._query_terms(plan)
-                rows = await self.legs.rows(plan)
-                ranked = fuse(
-                    self.legs.scores(rows, plan),
-                    mode=mode,
-                    blend=self._blend(fusion, chinese=analysis.chinese),
-                    top_k=plan.pool,
-                    query_vector=plan.query_vector,
-                    context_vector=plan.context_vector(),
-                )
-            finally:
-                plan.cancel_context()
-            hits = self._hits(ranked, rows)
-            for reranker in self.rerankers:
-                hits = await reranker.rerank(hits, context)
+        chinese_query = self.chinese.start(analysis)  # embedded while the legs run
+        context = RerankContext(
+            analysis, plan.time, top_k, plan.filters, request.max_tokens, chinese_query
+        )
+        try:
+            with redis_errors("search"):
+                try:
+                    await self._query_terms(plan)
+                    rows = await self.legs.rows(plan)
+                    ranked = fuse(
+                        self.legs.scores(rows, plan),
+                        mode=mode,
+                        blend=self._blend(fusion, chinese=analysis.chinese),
+                        top_k=plan.pool,
+                        query_vector=plan.query_vector,
+                        context_vector=plan.context_vector(),
+                    )
+                finally:
+                    plan.cancel_context()
+                hits = self._hits(ranked, rows)
+                for reranker in self.rerankers:
+                    hits = await reranker.rerank(hits, context)
+        finally:
+            _settle(chinese_query)  # not needed (too few Chinese hits) or the search failed
         if record_access:
             self.hit_counter.count(hit.id for hit in hits)  # in the background
         self.term_stats.learn_later(self.redis, self.info.alias, plan.terms)
@@ -306,6 +311,17 @@ class Searcher:
             for item in ranked
             if item.id in fields
         ]
+
+
+def _settle(future: asyncio.Future[np.ndarray] | None) -> None:
+    """Cancel ``future`` if it still runs; if it failed, take its error (it is not
+    wanted: the re-ranking that needed it raised it already, or did not need it)."""
+    if future is None:
+        return
+    if not future.done():
+        future.cancel()
+    elif not future.cancelled():
+        future.exception()
 
 
 def _floor(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Protocol
+
+import numpy as np
 
 from hindsight_redis.core.models import SearchFilters, SearchHit
 from hindsight_redis.search.analysis import QueryAnalysis, TimeQuery
@@ -12,14 +15,16 @@ from hindsight_redis.search.analysis import QueryAnalysis, TimeQuery
 @dataclass(frozen=True, slots=True)
 class RerankContext:
     """One search as the re-rankers read it: its query (``analysis``), the query's time
-    signals under the settings (``time``), the hits asked for (``top_k``), the filters
-    and the token budget (``max_tokens``, None: none)."""
+    signals under the settings (``time``), the hits asked for (``top_k``), the filters,
+    the token budget (``max_tokens``, None: none) and the multilingual embedding of a
+    Chinese query, started while the legs ran (``chinese_query``; None: not started)."""
 
     analysis: QueryAnalysis
     time: TimeQuery
     top_k: int
     filters: SearchFilters
     max_tokens: int | None = None
+    chinese_query: asyncio.Future[np.ndarray] | None = None
 
 
 class Reranker(Protocol):

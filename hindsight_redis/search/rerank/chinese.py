@@ -22,7 +22,6 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
 
 import numpy as np
 from redis.asyncio import Redis
@@ -34,14 +33,10 @@ from hindsight_redis.errors import EmbeddingError
 from hindsight_redis.providers import multilingual
 from hindsight_redis.providers.multilingual import MultilingualE5
 from hindsight_redis.search.analysis import QueryAnalysis
+from hindsight_redis.search.ranking import min_max
 from hindsight_redis.search.rerank.base import RerankContext
 
 log = logging.getLogger(__name__)
-
-_QUERY: ContextVar[tuple[str, asyncio.Future[np.ndarray]] | None] = ContextVar(
-    "chinese_query", default=None
-)
-"""The query embedding ``ChineseRerank.prepare`` started in this task."""
 
 DEPTH = 15
 """The candidates of a Chinese query the model re-ranks (10 to 20 gave the same on the
@@ -55,13 +50,6 @@ def pool_size(top_k: int, analysis: QueryAnalysis, depth: int, weight: float) ->
     return max(top_k, min(depth, DEPTH)) if wide else top_k
 
 
-def _scaled(values: np.ndarray) -> np.ndarray:
-    low, high = float(values.min()), float(values.max())
-    if high - low <= 1e-12:
-        return np.ones_like(values)
-    return (values - low) / (high - low)
-
-
 def blend(
     hits: Sequence[SearchHit], cosines: Mapping[int, float], weight: float
 ) -> list[SearchHit]:
@@ -72,13 +60,13 @@ def blend(
     slots = sorted(cosines)
     if len(slots) < 2:
         return list(hits)
-    fused = np.array([hits[i].fused for i in slots], dtype=np.float64)
-    near = np.array([cosines[i] for i in slots], dtype=np.float64)
-    mixed = (1 - weight) * _scaled(fused) + weight * _scaled(near)
-    order = sorted(range(len(slots)), key=lambda j: -mixed[j])  # stable: ties keep order
+    fused = min_max({i: hits[i].fused for i in slots})
+    near = min_max(cosines)
+    mixed = {i: (1 - weight) * fused[i] + weight * near[i] for i in slots}
+    order = sorted(slots, key=lambda i: -mixed[i])  # stable: ties keep their order
     out = list(hits)
-    for slot, j in zip(slots, order, strict=True):
-        out[slot] = dataclasses.replace(hits[slots[j]], fused=hits[slot].fused)
+    for slot, i in zip(slots, order, strict=True):
+        out[slot] = dataclasses.replace(hits[i], fused=hits[slot].fused)
     return out
 
 
@@ -95,43 +83,27 @@ class ChineseRerank:
         self.model = model
         self.weight = weight
 
-    def prepare(self, analysis: QueryAnalysis) -> None:
-        """Start embedding a Chinese query now, while the legs run (for this task's
-        ``rerank``); nothing for other queries, or when off."""
-        if self.model is not None and self.weight > 0 and analysis.chinese:
-            _QUERY.set(
-                (analysis.text, asyncio.ensure_future(self.model.embed_query(analysis.text)))
-            )
-
-    def _query_task(self, text: str) -> asyncio.Future[np.ndarray]:
-        """The embedding ``prepare`` started for ``text`` in this task, else a new one."""
-        assert self.model is not None
-        prepared = _QUERY.get()
-        _QUERY.set(None)
-        if prepared is not None and prepared[0] == text:
-            return prepared[1]
-        if prepared is not None:
-            prepared[1].cancel()
-        return asyncio.ensure_future(self.model.embed_query(text))
+    def start(self, analysis: QueryAnalysis) -> asyncio.Future[np.ndarray] | None:
+        """The query's embedding, started now so that it runs while the legs do
+        (``RerankContext.chinese_query``); None for other queries, or when off."""
+        if self.model is None or self.weight <= 0 or not analysis.chinese:
+            return None
+        return asyncio.ensure_future(self.model.embed_query(analysis.text))
 
     async def rerank(self, hits: list[SearchHit], context: RerankContext) -> list[SearchHit]:
         """``hits`` with the first ``DEPTH`` re-ranked when the query is Chinese."""
         model = self.model
         if model is None or self.weight <= 0 or not context.analysis.chinese:
             return hits
-        query_task = self._query_task(context.analysis.text)
         head = [i for i, h in enumerate(hits[:DEPTH]) if detect_language(h.content) == "chinese"]
         if len(head) < 2:
-            query_task.cancel()
             return hits
-        try:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for i in head:
-                    pipe.hget(self.keys.doc(hits[i].id), multilingual.CHINESE_FIELD)
-                raws = await pipe.execute()
-        except BaseException:
-            query_task.cancel()
-            raise
+        query_task = context.chinese_query or self.start(context.analysis)
+        assert query_task is not None
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for i in head:
+                pipe.hget(self.keys.doc(hits[i].id), multilingual.CHINESE_FIELD)
+            raws = await pipe.execute()
         vectors = {
             i: multilingual.unpack(hits[i].content, raw) for i, raw in zip(head, raws, strict=True)
         }
